@@ -1,0 +1,84 @@
+"""The differences between JAX releases that the fuzzer touches, in one place.
+
+Supported: JAX 0.10.x (Python 3.11) and 0.12.x (Python 3.12).
+- ``discharge_state`` takes a ``ClosedJaxpr`` (0.10) or a closed ``Jaxpr``
+  (0.12, which has no ``ClosedJaxpr``); ``make_jaxpr``'s result fits both.
+- Discharge rules are ``rule(in_avals, out_avals, *args, **params)`` in 0.10
+  and ``rule(ctx, *args, **params)`` with ``ctx.in_avals`` in 0.12.
+"""
+from __future__ import annotations
+
+import jax
+from jax._src import core as jax_core
+from jax._src.pallas import hlo_interpreter
+from jax._src.pallas import primitives as pallas_primitives
+from jax._src.state import discharge as state_discharge
+from jax._src.state.types import AbstractRef
+
+SUPPORTED = ((0, 10), (0, 12))
+RULES_TAKE_CTX = hasattr(state_discharge, "DischargeContext")
+
+
+class UnsupportedJax(RuntimeError):
+    pass
+
+
+def jax_version() -> tuple[int, ...]:
+    return tuple(int(p) for p in jax.__version__.split(".")[:3] if p.isdigit())
+
+
+def check_version() -> None:
+    """Raise UnsupportedJax for a JAX release the compat layer does not know."""
+    if jax_version()[:2] not in SUPPORTED:
+        raise UnsupportedJax(
+            f"JAX {jax.__version__} is not supported (known: "
+            f"{', '.join('%d.%d.x' % v for v in SUPPORTED)})")
+
+
+def discharge_rules() -> dict:
+    """JAX's registry primitive -> discharge rule (read at call time by JAX)."""
+    return state_discharge._discharge_rules
+
+
+def wrap_rule(rule, around):
+    """A rule with JAX's calling convention that calls
+    ``around(rule_call, in_avals, values, params)``, where ``rule_call()``
+    invokes the original rule and ``values`` are the primitive's operands."""
+    if RULES_TAKE_CTX:
+        def wrapped(ctx, *args, **params):
+            return around(lambda: rule(ctx, *args, **params), ctx.in_avals, args, params)
+    else:
+        def wrapped(in_avals, out_avals, *args, **params):
+            return around(lambda: rule(in_avals, out_avals, *args, **params),
+                          in_avals, args, params)
+    wrapped.__wrapped__ = rule
+    return wrapped
+
+
+def rule_operands(args):
+    """Split a rule's positional arguments into (in_avals, values)."""
+    if RULES_TAKE_CTX:
+        return args[0].in_avals, args[1:]
+    return args[0], args[2:]
+
+
+def ref_aval(shape, dtype) -> AbstractRef:
+    return AbstractRef(jax_core.ShapedArray(tuple(shape), dtype))
+
+
+def discharge_closed(closed_jaxpr):
+    """Physicalize semaphore dtypes as interpret mode does, then discharge.
+    Returns the discharged closed jaxpr (it has ``in_avals``/``out_avals``)."""
+    jaxpr, consts = hlo_interpreter.resolve_physical_types(
+        closed_jaxpr.jaxpr, closed_jaxpr.consts)
+    if hasattr(jax_core, "ClosedJaxpr"):
+        physical = jax_core.ClosedJaxpr(jaxpr, consts)
+    else:
+        physical = jaxpr.with_consts(consts) if consts else jaxpr
+    return state_discharge.discharge_state(physical)
+
+
+TRANSFORM_SEMAPHORE = (pallas_primitives, "_transform_semaphore")
+SEMAPHORE_PRIMITIVES = (pallas_primitives.semaphore_signal_p,
+                        pallas_primitives.semaphore_wait_p,
+                        pallas_primitives.semaphore_read_p)

@@ -1,0 +1,125 @@
+"""Discharge paths: each turns a case into real JAX calls and runs it.
+
+- ``abstract``: ``make_jaxpr`` of the kernel over ``AbstractRef``s, semaphore
+  dtypes physicalized as interpret mode does, then ``discharge_state``. Nothing
+  is evaluated.
+- ``run_state``: ``pl.run_state`` evaluated eagerly over int16 semaphore arrays.
+- ``pallas_call``: ``pl.pallas_call(..., interpret=True)`` with the semaphores
+  as ``scratch_shapes`` (or ``pl.run_scoped`` inside the kernel).
+
+Every path reports the avals the abstract evaluation promises and the avals
+(and values) it actually produced, so oracles can compare them.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+from jax.experimental import pallas as pl
+
+from fuzz import compat, emit, ir
+
+Aval = tuple  # (shape tuple, dtype name)
+
+
+@dataclass
+class Outcome:
+    """What one path did with one case."""
+    path: str
+    names: tuple[str, ...] = ()        # what each result is ("out", "s0", ...)
+    declared: tuple[Aval, ...] = ()    # avals the refs were declared with
+    promised: tuple[Aval, ...] = ()    # avals abstract evaluation promises
+    produced: tuple[Aval, ...] = ()    # avals the path actually produced
+    values: tuple = ()                 # concrete results (evaluating paths)
+    error: BaseException | None = None
+    notes: list[str] = field(default_factory=list)
+
+
+def aval_of(x) -> Aval:
+    return (tuple(int(d) for d in x.shape), str(jnp.dtype(x.dtype)))
+
+
+def not_applicable(case: ir.Case, path: str) -> str | None:
+    """Why ``path`` cannot express ``case`` (None if it can)."""
+    if path == "run_state":
+        if any(s.kind != "int16" for s in case.semaphores):
+            return "run_state takes arrays; semaphore dtypes exist only as refs"
+        if any(s.scoped for s in case.semaphores):
+            return "pl.run_scoped has no evaluation rule outside a kernel"
+    return None
+
+
+def _dyn(case):
+    return np.asarray(case.dynamic_values or (0,), dtype=np.int32)
+
+
+def _out_len(case):
+    return max(case.num_reads, 1)
+
+
+def _unscoped(case):
+    return [(i, s) for i, s in enumerate(case.semaphores) if not s.scoped]
+
+
+def _ref_names(case):
+    return ("dyn", "out", *[f"s{i}" for i, _ in _unscoped(case)])
+
+
+def _physical_avals(case) -> tuple[Aval, ...]:
+    return (((len(_dyn(case)),), "int32"), ((_out_len(case),), "int32"),
+            *[(tuple(s.shape), "int16") for _, s in _unscoped(case)])
+
+
+def run_abstract(case: ir.Case) -> Outcome:
+    o = Outcome("abstract", names=_ref_names(case), declared=_physical_avals(case))
+    o.promised = o.declared
+    avals = [compat.ref_aval(_dyn(case).shape, jnp.int32),
+             compat.ref_aval((_out_len(case),), jnp.int32)]
+    avals += [emit.allocation(s).get_ref_aval() if s.kind != "int16"
+              else compat.ref_aval(s.shape, jnp.int16) for _, s in _unscoped(case)]
+    closed = jax.make_jaxpr(emit.live_kernel(case))(*avals)
+    discharged = compat.discharge_closed(closed)
+    o.produced = tuple(aval_of(a) for a in discharged.out_avals)
+    return o
+
+
+def run_state(case: ir.Case) -> Outcome:
+    o = Outcome("run_state", names=_ref_names(case), declared=_physical_avals(case))
+    kernel = emit.live_kernel(case)
+    args = (jnp.asarray(_dyn(case)), jnp.zeros((_out_len(case),), jnp.int32),
+            *[jnp.zeros(s.shape, jnp.int16) for _, s in _unscoped(case)])
+    fn = pl.run_state(lambda refs: kernel(*refs))
+    o.promised = tuple(aval_of(a) for a in jax.eval_shape(fn, args))
+    result = fn(args)
+    o.produced = tuple(aval_of(a) for a in result)
+    o.values = tuple(np.asarray(a) for a in result)
+    return o
+
+
+def run_pallas_call(case: ir.Case) -> Outcome:
+    out_shape = jax.ShapeDtypeStruct((_out_len(case),), jnp.int32)
+    o = Outcome("pallas_call", names=("out",), declared=(aval_of(out_shape),))
+    call = pl.pallas_call(
+        emit.live_kernel(case), out_shape=out_shape,
+        scratch_shapes=[emit.allocation(s) for _, s in _unscoped(case)],
+        interpret=True)
+    dyn = jnp.asarray(_dyn(case))
+    o.promised = (aval_of(jax.eval_shape(call, dyn)),)
+    result = call(dyn)
+    o.produced = (aval_of(result),)
+    o.values = (np.asarray(result),)
+    return o
+
+
+RUNNERS = {"abstract": run_abstract, "run_state": run_state,
+           "pallas_call": run_pallas_call}
+
+
+def run(case: ir.Case, path: str) -> Outcome:
+    """Run ``case`` on ``path``; an exception is recorded, not raised."""
+    try:
+        return RUNNERS[path](case)
+    except Exception as e:  # noqa: BLE001 - every JAX error is data here
+        return Outcome(path, error=e)
