@@ -8,6 +8,8 @@ Supported: JAX 0.10.x (Python 3.11) and 0.12.x (Python 3.12).
 """
 from __future__ import annotations
 
+import inspect
+
 import jax
 from jax._src import core as jax_core
 from jax._src.pallas import hlo_interpreter
@@ -17,6 +19,11 @@ from jax._src.state.types import AbstractRef
 
 SUPPORTED = ((0, 10), (0, 12))
 RULES_TAKE_CTX = hasattr(state_discharge, "DischargeContext")
+# 0.12's interpret mode discharges with memory spaces stripped; 0.10 has no
+# such option (and keeps none).
+STRIP_MEMORY_SPACE = ({"strip_memory_space": True} if "strip_memory_space"
+                      in inspect.signature(state_discharge.discharge_state).parameters
+                      else {})
 
 
 class UnsupportedJax(RuntimeError):
@@ -75,7 +82,7 @@ def discharge_closed(closed_jaxpr):
         physical = jax_core.ClosedJaxpr(jaxpr, consts)
     else:
         physical = jaxpr.with_consts(consts) if consts else jaxpr
-    return state_discharge.discharge_state(physical)
+    return state_discharge.discharge_state(physical, **STRIP_MEMORY_SPACE)
 
 
 TRANSFORM_SEMAPHORE = (pallas_primitives, "_transform_semaphore")
