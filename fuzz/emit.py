@@ -11,6 +11,8 @@ semaphores in declaration order; scoped ones are allocated inside with
 """
 from __future__ import annotations
 
+import itertools
+
 from fuzz import ir
 
 
@@ -18,21 +20,21 @@ def allocation(sem: ir.Semaphore):
     """The Pallas allocation (scratch shape) that declares ``sem``."""
     import jax.numpy as jnp
     from jax.experimental.pallas import tpu as pltpu
-    if sem.kind == "int16":
-        return pltpu.VMEM(tuple(sem.shape), jnp.int16)
+    if sem.kind in ir.ARRAY_KINDS:
+        return pltpu.VMEM(tuple(sem.shape), jnp.dtype(sem.kind))
     return getattr(pltpu.SemaphoreType, sem.kind.upper())(tuple(sem.shape))
 
 
 def allocation_source(sem: ir.Semaphore) -> str:
     shape = repr(tuple(int(d) for d in sem.shape))
-    if sem.kind == "int16":
-        return f"pltpu.VMEM({shape}, jnp.int16)"
+    if sem.kind in ir.ARRAY_KINDS:
+        return f"pltpu.VMEM({shape}, jnp.{sem.kind})"
     return f"pltpu.SemaphoreType.{sem.kind.upper()}({shape})"
 
 
 def emit_kernel(case: ir.Case, b) -> None:
     """Drive backend ``b`` through ``case``'s kernel body."""
-    slots = iter(range(len(case.dynamic_values)))
+    slots = itertools.count()
     reads = iter(range(case.num_reads))
 
     def operand(i: ir.Int):
@@ -46,6 +48,11 @@ def emit_kernel(case: ir.Case, b) -> None:
                 return b.slice(idx.start, idx.stop, idx.step)
             case ir.Ds():
                 return b.ds(operand(idx.start), idx.size)
+            case ir.IntArray() if idx.dynamic:
+                first = next(slots)
+                for _ in idx.values[1:]:
+                    next(slots)
+                return b.dyn_array(first, len(idx.values))
             case ir.IntArray():
                 return b.int_array(idx.values)
             case ir.Ellipsis_():
@@ -115,6 +122,9 @@ class LiveKernel:
     def dyn(self, slot):
         return lambda: self.dyn_ref[slot]
 
+    def dyn_array(self, slot, length):
+        return lambda: self.dyn_ref[self.pl.ds(slot, length)]
+
     def lit(self, value):
         return lambda: value
 
@@ -125,8 +135,8 @@ class LiveKernel:
         return lambda: self.pl.ds(start(), size)
 
     def int_array(self, values):
-        import jax.numpy as jnp
-        return lambda: jnp.array(values, dtype=jnp.int32)
+        import numpy as np
+        return lambda: np.array(values, dtype=np.int32)
 
     def ellipsis(self):
         return lambda: Ellipsis
@@ -197,6 +207,9 @@ class SourceKernel:
     def dyn(self, slot):
         return f"dyn[{slot}]"
 
+    def dyn_array(self, slot, length):
+        return f"dyn[pl.ds({slot}, {length})]"
+
     def lit(self, value):
         return repr(int(value))
 
@@ -208,7 +221,7 @@ class SourceKernel:
         return f"pl.ds({start}, {int(size)})"
 
     def int_array(self, values):
-        return f"jnp.array({[int(v) for v in values]!r}, dtype=jnp.int32)"
+        return f"np.array({[int(v) for v in values]!r}, dtype=np.int32)"
 
     def ellipsis(self):
         return "..."

@@ -23,6 +23,10 @@ SCHEMA_VERSION = 1
 # Semaphore kinds: pltpu.SemaphoreType members, plus the raw interpret dtype
 # (an int16 ref), which the semaphore primitives also accept.
 SEMAPHORE_KINDS = ("regular", "dma", "barrier", "int16")
+# Refs of these dtypes are plain arrays; int32/float32 are the wrong dtypes
+# invalid programs use in place of a semaphore.
+ARRAY_KINDS = ("int16", "int32", "float32")
+KINDS = SEMAPHORE_KINDS + ARRAY_KINDS[1:]
 # Dtypes a bitcast transform may name.
 BITCAST_DTYPES = ("int8", "uint8", "int16", "uint16", "float16", "bfloat16",
                   "int32", "uint32", "float32")
@@ -66,8 +70,9 @@ class Ds:
 
 @dataclass(frozen=True)
 class IntArray:
-    """An integer index array (1-D, int32)."""
+    """A 1-D int32 index array: a NumPy constant, or traced (read from ``dyn``)."""
     values: tuple[int, ...]
+    dynamic: bool = False
     tag: ClassVar[str] = "int_array"
 
 
@@ -162,10 +167,12 @@ class Semaphore:
 
 @dataclass(frozen=True)
 class ExpectedError:
-    """The clean error a user should get from an invalid case: an exception
-    type name and a regular expression its message must match."""
+    """The clean error a user should get from an invalid case: exception type
+    names (``|``-separated), a regular expression its message must match, and
+    the primitive whose use is the mistake."""
     type: str
     match: str
+    primitive: str = "?"
 
 
 @dataclass(frozen=True)
@@ -189,7 +196,8 @@ class Case:
     @property
     def dynamic_values(self) -> tuple[int, ...]:
         """Values of the dynamic operands, in the order the body uses them."""
-        return tuple(i.value for i in walk_ints(self) if i.dynamic)
+        return tuple(v for i in walk_ints(self) if i.dynamic
+                     for v in (i.values if isinstance(i, IntArray) else (i.value,)))
 
     def with_(self, **changes) -> Case:
         return dataclasses.replace(self, **changes)
@@ -202,7 +210,8 @@ NODE_TYPES = {cls.tag: cls for cls in (
 
 
 def walk_ints(case: Case):
-    """Every `Int` of the case in program order (the order `dyn` is filled)."""
+    """Every `Int` and `IntArray` of the case in program order (the order
+    ``dyn`` is filled)."""
     for stmt in case.body:
         yield from _view_ints(stmt.view)
         match stmt:
@@ -220,7 +229,7 @@ def _view_ints(view: View):
     for t in view.transforms:
         if isinstance(t, At):
             for idx in t.indices:
-                if isinstance(idx, Int):
+                if isinstance(idx, (Int, IntArray)):
                     yield idx
                 elif isinstance(idx, Ds):
                     yield idx.start
@@ -299,8 +308,8 @@ def check_case(case: Case) -> None:
     if not case.semaphores:
         raise IRError("a case needs at least one semaphore")
     for s in case.semaphores:
-        if s.kind not in SEMAPHORE_KINDS:
-            raise IRError(f"semaphore kind {s.kind!r} not in {SEMAPHORE_KINDS}")
+        if s.kind not in KINDS:
+            raise IRError(f"semaphore kind {s.kind!r} not in {KINDS}")
         if not all(isinstance(d, int) and d >= 0 for d in s.shape):
             raise IRError(f"semaphore shape {s.shape!r} must be non-negative ints")
     for p in case.paths:
@@ -318,10 +327,12 @@ def check_case(case: Case) -> None:
         if isinstance(stmt, Signal) and stmt.device_id_type not in (None, "mesh", "logical"):
             raise IRError(f"device_id_type {stmt.device_id_type!r}")
     for i in walk_ints(case):
-        if not isinstance(i.value, int) or isinstance(i.value, bool):
-            raise IRError(f"integer operand {i.value!r} is not an int")
-        if i.dynamic and not -2**31 <= i.value < 2**31:
-            raise IRError(f"dynamic operand {i.value} does not fit int32")
+        values = i.values if isinstance(i, IntArray) else (i.value,)
+        if not all(isinstance(v, int) and not isinstance(v, bool) for v in values):
+            raise IRError(f"integer operand {values!r} is not an int")
+        if (i.dynamic or isinstance(i, IntArray)) and not all(
+                -2**31 <= v < 2**31 for v in values):
+            raise IRError(f"operand {values} does not fit int32")
 
 
 def size(case: Case) -> int:

@@ -105,27 +105,41 @@ def judge(case: ir.Case, outcome: paths.Outcome, probe: probes.Probe) -> list[Or
         if len(outcome.produced) != len(outcome.declared):
             found.append(failure(AbstractConcreteMismatch, "?", path, (
                 f"{len(outcome.produced)} results for {len(outcome.declared)} refs")))
-    primitive = probe.failed_in or "?"
+    primitive = probe.failed_in or _primitive_in_traceback(outcome.error)
     if case.valid:
         if outcome.error is not None:
             found.append(failure(UnexpectedError, primitive, path,
                                  _first_line(outcome.error)))
     elif outcome.error is None:
-        found.append(failure(SilentAcceptance, "?", path, (
-            f"ran without error; expected {case.expect.type} "
-            f"matching {case.expect.match!r}")))
+        found.append(failure(SilentAcceptance, case.expect.primitive, path, (
+            f"{case.expect.primitive} ran without error; expected "
+            f"{case.expect.type} matching {case.expect.match!r}")))
     elif not matches(case.expect, outcome.error):
-        found.append(failure(WrongError, primitive, path, (
+        found.append(failure(WrongError, case.expect.primitive, path, (
             f"{_first_line(outcome.error)}; expected {case.expect.type} "
-            f"matching {case.expect.match!r}")))
+            f"matching {case.expect.match!r} from {case.expect.primitive}")))
     for f in found:
         f.case = case
     return found
 
 
+_PRIMITIVE_IN_FRAME = re.compile(r"(semaphore_(?:signal|wait|read))")
+
+
+def _primitive_in_traceback(error: BaseException | None) -> str:
+    """The semaphore primitive whose rule (abstract eval, discharge, ...) the
+    error passed through last, or "?"."""
+    found, tb = "?", error.__traceback__ if error is not None else None
+    while tb is not None:
+        if m := _PRIMITIVE_IN_FRAME.search(tb.tb_frame.f_code.co_name):
+            found = m.group(1)
+        tb = tb.tb_next
+    return found
+
+
 def matches(expect: ir.ExpectedError, error: BaseException) -> bool:
     names = {c.__name__ for c in type(error).__mro__}
-    return expect.type in names and re.search(expect.match, str(error)) is not None
+    return bool(names & set(expect.type.split("|"))) and re.search(expect.match, str(error)) is not None
 
 
 def check(case: ir.Case, on_paths=None) -> CaseReport:

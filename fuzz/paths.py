@@ -44,7 +44,7 @@ def aval_of(x) -> Aval:
 def not_applicable(case: ir.Case, path: str) -> str | None:
     """Why ``path`` cannot express ``case`` (None if it can)."""
     if path == "run_state":
-        if any(s.kind != "int16" for s in case.semaphores):
+        if any(s.kind not in ir.ARRAY_KINDS for s in case.semaphores):
             return "run_state takes arrays; semaphore dtypes exist only as refs"
         if any(s.scoped for s in case.semaphores):
             return "pl.run_scoped has no evaluation rule outside a kernel"
@@ -69,7 +69,11 @@ def _ref_names(case):
 
 def _physical_avals(case) -> tuple[Aval, ...]:
     return (((len(_dyn(case)),), "int32"), ((_out_len(case),), "int32"),
-            *[(tuple(s.shape), "int16") for _, s in _unscoped(case)])
+            *[(tuple(s.shape), _physical_dtype(s)) for _, s in _unscoped(case)])
+
+
+def _physical_dtype(sem) -> str:
+    return sem.kind if sem.kind in ir.ARRAY_KINDS else "int16"
 
 
 def run_abstract(case: ir.Case) -> Outcome:
@@ -77,8 +81,8 @@ def run_abstract(case: ir.Case) -> Outcome:
     o.promised = o.declared
     avals = [compat.ref_aval(_dyn(case).shape, jnp.int32),
              compat.ref_aval((_out_len(case),), jnp.int32)]
-    avals += [emit.allocation(s).get_ref_aval() if s.kind != "int16"
-              else compat.ref_aval(s.shape, jnp.int16) for _, s in _unscoped(case)]
+    avals += [compat.ref_aval(s.shape, s.kind) if s.kind in ir.ARRAY_KINDS
+              else emit.allocation(s).get_ref_aval() for _, s in _unscoped(case)]
     closed = jax.make_jaxpr(emit.live_kernel(case))(*avals)
     discharged = compat.discharge_closed(closed)
     o.produced = tuple(aval_of(a) for a in discharged.out_avals)
@@ -89,7 +93,7 @@ def run_state(case: ir.Case) -> Outcome:
     o = Outcome("run_state", names=_ref_names(case), declared=_physical_avals(case))
     kernel = emit.live_kernel(case)
     args = (jnp.asarray(_dyn(case)), jnp.zeros((_out_len(case),), jnp.int32),
-            *[jnp.zeros(s.shape, jnp.int16) for _, s in _unscoped(case)])
+            *[jnp.zeros(s.shape, s.kind) for _, s in _unscoped(case)])
     fn = pl.run_state(lambda refs: kernel(*refs))
     o.promised = tuple(aval_of(a) for a in jax.eval_shape(fn, args))
     result = fn(args)

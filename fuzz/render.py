@@ -87,11 +87,11 @@ def render(case: ir.Case, path: str) -> str:
         schema=ir.SCHEMA_VERSION, path=path,
         dyn=list(case.dynamic_values or (0,)), out=max(case.num_reads, 1))
     runner = _RUNNERS[path].format(
-        sems="".join(f"jnp.zeros({tuple(s.shape)!r}, jnp.int16), " for s in unscoped),
+        sems="".join(f"jnp.zeros({tuple(s.shape)!r}, jnp.{s.kind}), " for s in unscoped),
         scratch=", ".join(emit.allocation_source(s) for s in unscoped),
         ref_avals=", ".join(
-            f"{emit.allocation_source(s)}.get_ref_aval()" if s.kind != "int16"
-            else f"AbstractRef(core.ShapedArray({tuple(s.shape)!r}, jnp.int16))"
+            f"AbstractRef(core.ShapedArray({tuple(s.shape)!r}, jnp.{s.kind}))"
+            if s.kind in ir.ARRAY_KINDS else f"{emit.allocation_source(s)}.get_ref_aval()"
             for s in unscoped))
     case_json = "\n".join("# " + line for line in serialize.dumps(case).splitlines())
     return (header + emit.kernel_source(case) + "\n\n" + runner + _MAIN

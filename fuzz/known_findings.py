@@ -1,0 +1,111 @@
+"""Findings in real, unpatched JAX that the properties already know about.
+
+A failure that matches an entry is counted, not raised, so CI stays green
+while the bug lives; tests/test_known_findings.py replays each entry's example
+as a strict expected failure, so a JAX fix turns CI red and the entry must go.
+An entry's `consequences` match only in a case where one of its `symptoms`
+matched too: they are what the same bug breaks further down.
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from fuzz import ir
+
+
+@dataclass(frozen=True)
+class KnownFinding:
+    id: str
+    description: str
+    symptoms: tuple[tuple[str, str], ...]        # (oracle, message regex)
+    example: ir.Case
+    consequences: tuple[tuple[str, str], ...] = ()
+
+
+def _case(sem, *body, expect=None):
+    return ir.Case((sem,), tuple(body), expect=expect)
+
+
+_AT0 = ir.View(0, (ir.At((ir.Int(0),)),))
+_INVALID = "invalid-rejected"
+
+KNOWN: tuple[KnownFinding, ...] = (
+    KnownFinding(
+        "wait-nondecrement-collapses-ref",
+        "semaphore_wait(decrement=False) discharge returns the transformed "
+        "(scalar) view as the new value of the whole semaphore ref",
+        symptoms=(("aval-preserved",
+                   r"semaphore_wait\[decrement=False\] returned a new value \w+\[\] "),),
+        consequences=(
+            ("abstract-concrete", r"final s\d+ is int16\[\]; abstract evaluation promised int16\[\d"),
+            ("valid-runs", r"while_loop body function carry input and carry output must have equal types"),
+            ("valid-runs", r"Length of slice indices must match number of operand dimensions \(\d+ vs \(\)\)"),
+        ),
+        example=_case(ir.Semaphore("int16", (2,)), ir.Wait(_AT0, ir.Int(0), decrement=False))),
+    KnownFinding(
+        "check-sem-avals-last-transform-not-indexer",
+        "signal/wait on a view whose last transform is a reshape/transpose/bitcast "
+        "crash in check_sem_avals (AttributeError: get_indexer_shape)",
+        symptoms=(("valid-runs", r"AttributeError: '\w+Transform' object has no attribute 'get_indexer_shape'"),
+                  (_INVALID, r"AttributeError: '\w+Transform' object has no attribute 'get_indexer_shape'")),
+        example=_case(ir.Semaphore("int16", ()),
+                      ir.Signal(ir.View(0, (ir.Reshape(()),)), ir.Int(1)))),
+    KnownFinding(
+        "transpose-not-dischargeable",
+        "a transposed semaphore view traces but its discharge raises NotImplementedError",
+        symptoms=(("valid-runs", r"NotImplementedError: .*TransposeTransform"),),
+        example=_case(ir.Semaphore("int16", (1, 1)), ir.Read(ir.View(0, (
+            ir.Transpose((1, 0)), ir.At((ir.Int(0), ir.Int(0)))))))),
+    KnownFinding(
+        "static-index-out-of-bounds-accepted",
+        "an out-of-bounds static integer index into a semaphore is accepted "
+        "(clamped) instead of raising",
+        symptoms=((_INVALID, r"ran without error; expected IndexError\|ValueError matching '\(\?i\)out of"),),
+        example=_case(ir.Semaphore("int16", (2,)),
+                      ir.Signal(ir.View(0, (ir.At((ir.Int(2),)),)), ir.Int(1)),
+                      expect=ir.ExpectedError("IndexError|ValueError", r"(?i)out of (bounds?|range)",
+                                              "semaphore_signal"))),
+    KnownFinding(
+        "index-into-zero-size-typeerror",
+        "indexing a zero-size semaphore dimension fails deep in lax.slice with a "
+        "TypeError instead of a clean out-of-bounds error",
+        symptoms=((_INVALID, r"TypeError: slice slice_sizes must be less than or equal to operand shape"),),
+        example=_case(ir.Semaphore("int16", (0,)), ir.Signal(_AT0, ir.Int(1)),
+                      expect=ir.ExpectedError("IndexError|ValueError", r"(?i)out of (bounds?|range)",
+                                              "semaphore_signal"))),
+    KnownFinding(
+        "read-view-shape-unchecked",
+        "semaphore_read does not check that its view is ()-shaped: it is accepted "
+        "or fails later with an unrelated shape error",
+        symptoms=((_INVALID, r"^semaphore_read ran without error; expected ValueError matching 'non-"),
+                  (_INVALID, r"expected ValueError matching 'non-.*from semaphore_read$")),
+        example=_case(ir.Semaphore("int16", (1,)), ir.Read(ir.View(0, ())),
+                      expect=ir.ExpectedError("ValueError", r"non-\(\)-shaped semaphore",
+                                              "semaphore_read"))),
+    KnownFinding(
+        "read-dtype-unchecked",
+        "semaphore_read accepts a ref of any dtype (int32, float32), unlike signal and wait",
+        symptoms=((_INVALID, r"^semaphore_read ran without error; expected ValueError "
+                             r"matching 'semaphores of the following types'"),),
+        example=_case(ir.Semaphore("float32", ()), ir.Read(ir.View(0, ())),
+                      expect=ir.ExpectedError("ValueError", "semaphores of the following types",
+                                              "semaphore_read"))),
+)
+BY_ID = {k.id: k for k in KNOWN}
+
+
+def _hits(patterns, failure) -> bool:
+    return any(failure.oracle == o and re.search(rx, failure.message)
+               for o, rx in patterns)
+
+
+def match(failure, report_failures=()) -> KnownFinding | None:
+    """The known finding ``failure`` is an instance of, if any."""
+    for k in KNOWN:
+        if _hits(k.symptoms, failure):
+            return k
+        if _hits(k.consequences, failure) and any(
+                _hits(k.symptoms, f) for f in report_failures):
+            return k
+    return None
