@@ -84,6 +84,16 @@ KNOWN: tuple[KnownFinding, ...] = (
                       expect=ir.ExpectedError("ValueError", r"non-\(\)-shaped semaphore",
                                               "semaphore_read"))),
     KnownFinding(
+        "bitcast-semaphore-unclear-error",
+        "bitcasting a semaphore-typed ref fails with 'unexpected input: "
+        "dtype=semaphore', an error that does not say bitcast is unsupported",
+        symptoms=((_INVALID, r"ValueError: unexpected input: dtype=\w*semaphore\w*; expected "
+                             r"NotImplementedError\|ValueError matching '\(\?i\)bitcast'"),),
+        example=_case(ir.Semaphore("regular", (2,)),
+                      ir.Signal(ir.View(0, (ir.Bitcast("int16"), ir.At((ir.Int(0),)))), ir.Int(1)),
+                      expect=ir.ExpectedError("NotImplementedError|ValueError", r"(?i)bitcast",
+                                              "semaphore_signal"))),
+    KnownFinding(
         "read-dtype-unchecked",
         "semaphore_read accepts a ref of any dtype (int32, float32), unlike signal and wait",
         symptoms=((_INVALID, r"^semaphore_read ran without error; expected ValueError "

@@ -93,8 +93,11 @@ def _fmt(aval) -> str:
 def judge(case: ir.Case, outcome: paths.Outcome, probe: probes.Probe) -> list[OracleFailure]:
     """Every failure one path's run of ``case`` shows, most specific first."""
     path = outcome.path
+    # The seed invariant first: it is JAX's own assertion, where JAX itself
+    # would notice a wrong value; strict violations usually explain it.
+    violations = sorted(probe.violations, key=lambda v: v.invariant != "seed")
     found = [failure(SeedInvariantViolation if v.invariant == "seed" else AvalNotPreserved,
-                     v.primitive, path, v.message) for v in probe.violations]
+                     v.primitive, path, v.message) for v in violations]
     if outcome.error is None:
         for name, declared, promised, produced in zip(
                 outcome.names, outcome.declared, outcome.promised, outcome.produced):

@@ -7,7 +7,7 @@ error it raised, so a test can compare it with the live run.
 """
 from __future__ import annotations
 
-from fuzz import emit, ir, serialize
+from fuzz import emit, ir, paths, serialize
 
 _HEADER = '''\
 # discharge-fuzz case (schema {schema}) on path `{path}`.
@@ -82,6 +82,8 @@ def render(case: ir.Case, path: str) -> str:
     """A standalone script that runs ``case`` on ``path``."""
     if path not in ir.PATHS:
         raise ValueError(f"unknown path {path!r}; known: {ir.PATHS}")
+    if reason := paths.not_applicable(case, path):
+        raise ValueError(f"cannot render for {path}: {reason}")
     unscoped = [s for s in case.semaphores if not s.scoped]
     header = _HEADER.format(
         schema=ir.SCHEMA_VERSION, path=path,

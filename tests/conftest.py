@@ -1,0 +1,31 @@
+"""Hypothesis profiles (dev is the default; pick one with --hypothesis-profile)
+and the session summary of known findings hit by the properties."""
+import os
+
+from hypothesis import HealthCheck, Phase, Verbosity, settings
+
+_SLOW_OK = [HealthCheck.too_slow, HealthCheck.data_too_large]
+
+settings.register_profile(
+    "dev", max_examples=60, deadline=None, suppress_health_check=_SLOW_OK)
+# Deterministic, no database, sized for ~10 minutes on 2 cores.
+settings.register_profile(
+    "ci", max_examples=150, deadline=None, derandomize=True, database=None,
+    print_blob=True, suppress_health_check=_SLOW_OK)
+settings.register_profile(
+    "nightly", max_examples=5000, deadline=None, suppress_health_check=_SLOW_OK,
+    phases=list(Phase), verbosity=Verbosity.normal)
+settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "dev"))
+
+
+def pytest_terminal_summary(terminalreporter):
+    from fuzz import known_findings
+    from fuzz.campaign import SESSION
+    if not SESSION.total:
+        return
+    tr = terminalreporter
+    tr.section("discharge-fuzz")
+    tr.write_line(f"{SESSION.total} cases checked by the properties; per path: "
+                  + ", ".join(f"{p} {n}" for p, n in sorted(SESSION.cases.items()) if p != "case"))
+    for kid, n in SESSION.known.most_common():
+        tr.write_line(f"known finding hit {n}x: {kid} - {known_findings.BY_ID[kid].description}")
