@@ -1,0 +1,117 @@
+"""The strategies reach everything they promise (found, not hoped for),
+keep valid views scalar, and validate their arguments."""
+import pytest
+from hypothesis import find, given, settings, strategies as st
+from hypothesis.errors import InvalidArgument
+
+from fuzz import ir
+from strategies import (invalid_programs, programs, semaphore_shapes, semaphores,
+                        transform_chains)
+from strategies.programs import MISTAKES
+
+FIND = settings(max_examples=2000, database=None, deadline=None)
+
+
+def _find(strategy, condition):
+    return find(strategy, condition, settings=FIND)
+
+
+def _indices(case):
+    return [i for s in case.body for t in s.view.transforms if isinstance(t, ir.At)
+            for i in t.indices]
+
+
+@pytest.mark.parametrize("kind", ir.SEMAPHORE_KINDS)
+def test_every_semaphore_kind_occurs(kind):
+    _find(programs(), lambda c: any(s.kind == kind for s in c.semaphores) and c.body)
+
+
+@pytest.mark.parametrize("shape_test", [
+    lambda s: s == (), lambda s: len(s) == 1, lambda s: len(s) == 2, lambda s: len(s) == 3,
+    lambda s: 0 in s])
+def test_scalar_array_and_zero_size_shapes_occur(shape_test):
+    _find(programs(), lambda c: any(shape_test(s.shape) for s in c.semaphores))
+
+
+@pytest.mark.parametrize("wanted", [
+    lambda c: any(isinstance(t, ir.Reshape) for s in c.body for t in s.view.transforms),
+    lambda c: any(isinstance(t, ir.Transpose) for s in c.body for t in s.view.transforms),
+    lambda c: any(sum(isinstance(t, ir.At) for t in s.view.transforms) >= 2 for s in c.body),
+    lambda c: any(isinstance(i, ir.Int) and i.value < 0 and not i.dynamic for i in _indices(c)),
+    lambda c: any(isinstance(i, ir.Int) and i.dynamic for i in _indices(c)),
+    lambda c: any(isinstance(i, ir.Ds) and i.start.dynamic for i in _indices(c)),
+    lambda c: any(isinstance(i, ir.Ds) and not i.start.dynamic for i in _indices(c)),
+    lambda c: any(isinstance(i, ir.Slice) and (i.step or 1) > 1 for i in _indices(c)),
+    lambda c: any(isinstance(i, ir.IntArray) for i in _indices(c)),
+    lambda c: any(isinstance(i, ir.Ellipsis_) for i in _indices(c)),
+], ids=["reshape", "transpose", "chained_at", "negative_int", "dynamic_int", "dynamic_ds",
+        "static_ds", "strided_slice", "int_array", "ellipsis"])
+def test_every_transform_kind_occurs(wanted):
+    _find(programs(), wanted)
+
+
+def test_bitcast_occurs_in_invalid_programs():
+    _find(invalid_programs(), lambda c: any(isinstance(t, ir.Bitcast)
+                                            for s in c.body for t in s.view.transforms))
+
+
+@pytest.mark.parametrize("wanted", [
+    lambda s: isinstance(s, ir.Signal) and not s.inc.dynamic,
+    lambda s: isinstance(s, ir.Signal) and s.inc.dynamic,
+    lambda s: isinstance(s, ir.Signal) and s.inc.value > 2**15,
+    lambda s: isinstance(s, ir.Wait) and s.value.dynamic,
+    lambda s: isinstance(s, ir.Wait) and not s.value.dynamic,
+    lambda s: isinstance(s, ir.Wait) and s.decrement,
+    lambda s: isinstance(s, ir.Wait) and not s.decrement,
+    lambda s: isinstance(s, ir.Read),
+], ids=["signal_static", "signal_dynamic", "signal_large", "wait_dynamic", "wait_static",
+        "wait_decrement", "wait_no_decrement", "read"])
+def test_every_parameter_value_kind_occurs(wanted):
+    _find(programs(), lambda c: any(wanted(s) for s in c.body))
+
+
+@pytest.mark.parametrize("wanted", [
+    lambda s: isinstance(s, ir.Signal) and s.device_id is not None and s.device_id_type,
+    lambda s: isinstance(s, ir.Signal) and s.core_index is not None,
+], ids=["device_id", "core_index"])
+def test_unsupported_parameters_occur_in_invalid_programs(wanted):
+    _find(invalid_programs(), lambda c: any(wanted(s) for s in c.body))
+
+
+@pytest.mark.parametrize("mistake", MISTAKES)
+def test_every_mistake_occurs(mistake):
+    case = _find(invalid_programs(mistakes=(mistake,)), lambda c: True)
+    assert case.expect is not None and case.expect.primitive.startswith("semaphore_")
+
+
+@given(programs())
+def test_valid_statements_use_scalar_views(case):
+    assert case.valid
+    for s in case.body:
+        assert ir.view_shape(case, s.view) == ()
+
+
+@given(st.data(), semaphore_shapes(min_side=1))
+def test_chains_reach_scalars_and_non_scalars(data, shape):
+    chain = data.draw(transform_chains(shape))
+    assert ir.view_shape((ir.Semaphore("int16", shape),), ir.View(0, chain)) == ()
+    free = data.draw(transform_chains(shape, scalar=False))
+    ir.view_shape((ir.Semaphore("int16", shape),), ir.View(0, free))
+
+
+def test_shrinking_heads_for_small_programs():
+    case = _find(programs(), lambda c: any(isinstance(s, ir.Wait) for s in c.body))
+    assert len(case.body) == 1 and case.semaphores[0].shape == ()
+    assert len(case.body[0].view.transforms) == 0
+
+
+@pytest.mark.parametrize("bad", [
+    lambda: semaphore_shapes(min_dims=-1), lambda: semaphore_shapes(min_dims=3, max_dims=1),
+    lambda: semaphores(kinds=("fp8",)), lambda: semaphores(shapes=(4,)),
+    lambda: transform_chains((0,)), lambda: transform_chains((2,), kinds=("rotate",)),
+    lambda: transform_chains((2,), max_length=-1), lambda: programs(max_statements="3"),
+    lambda: programs(paths=("gpu",)), lambda: invalid_programs(mistakes=("typo",)),
+])
+def test_bad_arguments_fail_early(bad):
+    with pytest.raises(InvalidArgument):
+        find(bad(), lambda _: True)
