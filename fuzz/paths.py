@@ -67,7 +67,7 @@ def _ref_names(case):
     return ("dyn", "out", *[f"s{i}" for i, _ in _unscoped(case)])
 
 
-def _physical_avals(case) -> tuple[Aval, ...]:
+def physical_avals(case) -> tuple[Aval, ...]:
     return (((len(_dyn(case)),), "int32"), ((_out_len(case),), "int32"),
             *[(tuple(s.shape), _physical_dtype(s)) for _, s in _unscoped(case)])
 
@@ -77,7 +77,7 @@ def _physical_dtype(sem) -> str:
 
 
 def run_abstract(case: ir.Case) -> Outcome:
-    o = Outcome("abstract", names=_ref_names(case), declared=_physical_avals(case))
+    o = Outcome("abstract", names=_ref_names(case), declared=physical_avals(case))
     o.promised = o.declared
     avals = [compat.ref_aval(_dyn(case).shape, jnp.int32),
              compat.ref_aval((_out_len(case),), jnp.int32)]
@@ -90,7 +90,7 @@ def run_abstract(case: ir.Case) -> Outcome:
 
 
 def run_state(case: ir.Case) -> Outcome:
-    o = Outcome("run_state", names=_ref_names(case), declared=_physical_avals(case))
+    o = Outcome("run_state", names=_ref_names(case), declared=physical_avals(case))
     kernel = emit.live_kernel(case)
     args = (jnp.asarray(_dyn(case)), jnp.zeros((_out_len(case),), jnp.int32),
             *[jnp.zeros(s.shape, s.kind) for _, s in _unscoped(case)])
