@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from fuzz import ir
+from fuzz import compat, ir
 
 
 @dataclass(frozen=True)
@@ -21,6 +21,7 @@ class KnownFinding:
     symptoms: tuple[tuple[str, str], ...]        # (oracle, message regex)
     example: ir.Case
     consequences: tuple[tuple[str, str], ...] = ()
+    jax_versions: tuple[tuple[int, int], ...] = ((0, 10), (0, 12))  # seen on
 
 
 def _case(sem, *body, expect=None):
@@ -30,7 +31,7 @@ def _case(sem, *body, expect=None):
 _AT0 = ir.View(0, (ir.At((ir.Int(0),)),))
 _INVALID = "invalid-rejected"
 
-KNOWN: tuple[KnownFinding, ...] = (
+ALL_KNOWN: tuple[KnownFinding, ...] = (
     KnownFinding(
         "wait-nondecrement-collapses-ref",
         "semaphore_wait(decrement=False) discharge returns the transformed "
@@ -101,8 +102,28 @@ KNOWN: tuple[KnownFinding, ...] = (
         example=_case(ir.Semaphore("float32", ()), ir.Read(ir.View(0, ())),
                       expect=ir.ExpectedError("ValueError", "semaphores of the following types",
                                               "semaphore_read"))),
+    KnownFinding(
+        "reshaped-view-swap-rank-mismatch",
+        "signal/wait through a reshape followed by an index fail in "
+        "transform_swap_array ('Length of slice indices must match ...')",
+        symptoms=(("valid-runs", r"ValueError: Length of slice indices must match number of operand dimensions"),
+                  (_INVALID, r"ValueError: Length of slice indices must match number of operand dimensions")),
+        example=_case(ir.Semaphore("int16", ()), ir.Signal(
+            ir.View(0, (ir.Reshape((1,)), ir.At((ir.Int(0),)))), ir.Int(1))),
+        jax_versions=((0, 10),)),
+    KnownFinding(
+        "read-bitcast-accepted",
+        "semaphore_read through a bitcast of a semaphore is accepted instead of "
+        "raising (signal and wait reject it)",
+        symptoms=((_INVALID, r"^semaphore_read ran without error; expected NotImplementedError\|ValueError "
+                             r"matching '\(\?i\)bitcast'"),),
+        example=_case(ir.Semaphore("regular", (), scoped=True), ir.Read(ir.View(0, (ir.Bitcast("int8"),))),
+                      expect=ir.ExpectedError("NotImplementedError|ValueError", r"(?i)bitcast",
+                                              "semaphore_read"))),
 )
-BY_ID = {k.id: k for k in KNOWN}
+# The entries seen on the running JAX release.
+KNOWN = tuple(k for k in ALL_KNOWN if compat.jax_version()[:2] in k.jax_versions)
+BY_ID = {k.id: k for k in ALL_KNOWN}
 
 
 def _hits(patterns, failure) -> bool:
