@@ -43,6 +43,9 @@ def aval_of(x) -> Aval:
 
 def not_applicable(case: ir.Case, path: str) -> str | None:
     """Why ``path`` cannot express ``case`` (None if it can)."""
+    if path == "abstract" and not case.valid and any(s.scoped for s in case.semaphores):
+        return ("run_scoped's discharge rule leaves scoped refs undischarged, so "
+                "a mistake on one cannot surface without evaluation")
     if path == "run_state":
         if any(s.kind not in ir.ARRAY_KINDS for s in case.semaphores):
             return "run_state takes arrays; semaphore dtypes exist only as refs"
