@@ -42,6 +42,7 @@ ALL_KNOWN: tuple[KnownFinding, ...] = (
             ("abstract-concrete", r"final s\d+ is int16\[\]; abstract evaluation promised int16\[\d"),
             ("aval-preserved", r"^run_scoped returned a new value int16\[\] for operand"),
             ("valid-runs", r"while_loop body function carry input and carry output must have equal types"),
+            (_INVALID, r"while_loop body function carry input and carry output must have equal types"),
             ("valid-runs", r"Length of slice indices must match number of operand dimensions \(\d+ vs \(\)\)"),
         ),
         example=_case(ir.Semaphore("int16", (2,)), ir.Wait(_AT0, ir.Int(0), decrement=False))),
@@ -56,7 +57,8 @@ ALL_KNOWN: tuple[KnownFinding, ...] = (
     KnownFinding(
         "transpose-not-dischargeable",
         "a transposed semaphore view traces but its discharge raises NotImplementedError",
-        symptoms=(("valid-runs", r"NotImplementedError: .*TransposeTransform"),),
+        symptoms=(("valid-runs", r"NotImplementedError: .*TransposeTransform"),
+                  (_INVALID, r"NotImplementedError: .*TransposeTransform")),
         example=_case(ir.Semaphore("int16", (1, 1)), ir.Read(ir.View(0, (
             ir.Transpose((1, 0)), ir.At((ir.Int(0), ir.Int(0)))))))),
     KnownFinding(
