@@ -11,7 +11,6 @@ vector ``out``. Both vectors are derived from the body, never stored.
 """
 from __future__ import annotations
 
-import dataclasses
 import math
 from dataclasses import dataclass
 from typing import ClassVar, Union
@@ -199,15 +198,6 @@ class Case:
         return tuple(v for i in walk_ints(self) if i.dynamic
                      for v in (i.values if isinstance(i, IntArray) else (i.value,)))
 
-    def with_(self, **changes) -> Case:
-        return dataclasses.replace(self, **changes)
-
-
-# Every IR node class, by JSON tag.
-NODE_TYPES = {cls.tag: cls for cls in (
-    Int, Slice, Ds, IntArray, Ellipsis_, At, Reshape, Bitcast, Transpose,
-    Signal, Wait, Read)}
-
 
 def walk_ints(case: Case):
     """Every `Int` and `IntArray` of the case in program order (the order
@@ -334,8 +324,3 @@ def check_case(case: Case) -> None:
                 -2**31 <= v < 2**31 for v in values):
             raise IRError(f"operand {values} does not fit int32")
 
-
-def size(case: Case) -> int:
-    """A rough size measure that shrinking should drive down."""
-    return (len(case.body) + sum(len(s.view.transforms) for s in case.body)
-            + sum(len(s.shape) for s in case.semaphores))
