@@ -21,6 +21,7 @@ class OracleFailure(AssertionError):
         super().__init__(f"[{self.oracle}] {path}: {message}")
         self.message, self.primitive, self.path = message, primitive, path
         self.case: ir.Case | None = None
+        self.error: BaseException | None = None  # the JAX exception, if one was raised
 
     @property
     def signature(self) -> str:
@@ -122,7 +123,7 @@ def judge(case: ir.Case, outcome: paths.Outcome, probe: probes.Probe) -> list[Or
             f"{_first_line(outcome.error)}; expected {case.expect.type} "
             f"matching {case.expect.match!r} from {case.expect.primitive}")))
     for f in found:
-        f.case = case
+        f.case, f.error = case, outcome.error
     return found
 
 
