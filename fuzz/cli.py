@@ -37,11 +37,16 @@ def parser() -> argparse.ArgumentParser:
                      help="comma-separated: valid, invalid (default both)")
     run.add_argument("--include-known", action="store_true",
                      help="raise and shrink known findings too, instead of counting them")
+    from fuzz import triage  # replay / minimize / report
+    triage.add_commands(sub)
     return p
 
 
 def main(argv=None) -> int:
     args = parser().parse_args(argv)
+    from fuzz import triage
+    if args.command in triage.COMMANDS:
+        return triage.main(args)
     chosen = [s.strip() for s in args.strategies.split(",") if s.strip()]
     if not chosen or (bad := [s for s in chosen if s not in ("valid", "invalid")]):
         print(f"discharge-fuzz: error: --strategies must name valid and/or invalid, "

@@ -2,10 +2,14 @@
 
 The kernel comes from `emit.kernel_source` (the same walk as the live build);
 this module only adds the few lines that run it the way `fuzz.paths` does.
-The script prints one JSON line: the avals and values it produced, or the
-error it raised, so a test can compare it with the live run.
+`render` prints one JSON line, the avals and values the script produced or the
+error it raised, so a test can compare it with the live run; `render_check`
+compares them with what a correct JAX gives and exits 1 when they differ (the
+body of a reproducer).
 """
 from __future__ import annotations
+
+import json
 
 from fuzz import emit, ir, paths, serialize
 
@@ -23,6 +27,7 @@ OUT = ({out},)  # one int32 slot per read
 
 '''
 
+# path -> the lines that run the kernel there (more paths get an entry here).
 _RUNNERS = {
     "run_state": '''\
 def run():
@@ -60,17 +65,69 @@ def run():
 ''',
 }
 
-_MAIN = '''
-def main():
+# The TPU interpreter: the same call, semaphores run as Python objects.
+_RUNNERS["tpu_interpret"] = _RUNNERS["pallas_call"].replace(
+    "interpret=True", "interpret=pltpu.InterpretParams()")
+
+_OBSERVE = '''
+def observe():
+    """What running the kernel gives: its result avals and values, or the error."""
     try:
         results = run()
     except Exception as e:
-        print(json.dumps({"error": type(e).__name__, "message": str(e).splitlines()[0]}))
+        return {"error": type(e).__name__, "message": str(e).strip().splitlines()[0] if str(e).strip() else "",
+                "mro": [c.__name__ for c in type(e).__mro__], "text": str(e)}
+    return {"avals": [[list(r.shape), str(jnp.dtype(r.dtype))] for r in results],
+            "values": [np.asarray(r).tolist() for r in results if not isinstance(r, jax.ShapeDtypeStruct)]}
+'''
+
+_MAIN = '''
+
+def main():
+    actual = observe()
+    if "error" in actual:
+        print(json.dumps({"error": actual["error"], "message": actual["message"]}))
         raise SystemExit(1)
-    print(json.dumps({
-        "avals": [[list(r.shape), str(jnp.dtype(r.dtype))] for r in results],
-        "values": [np.asarray(r).tolist() for r in results if not isinstance(r, jax.ShapeDtypeStruct)],
-    }))
+    print(json.dumps(actual))
+
+
+if __name__ == "__main__":
+    main()
+'''
+
+_CHECK = '''
+
+def problem(actual):
+    """Why ``actual`` is not what a correct JAX gives, or None."""
+    if "error_types" in EXPECTED:
+        if "error" not in actual:
+            return "no error was raised"
+        if not set(actual["mro"]) & set(EXPECTED["error_types"]):
+            return f"raised {actual['error']}, not " + " or ".join(EXPECTED["error_types"])
+        if not re.search(EXPECTED["match"], actual["text"]):
+            return f"the error message does not match {EXPECTED['match']!r}"
+        return None
+    if "error" in actual:
+        return f"raised {actual['error']}: {actual['message']}"
+    if actual["avals"] != EXPECTED["avals"]:
+        return f"results have avals {actual['avals']}, expected {EXPECTED['avals']}"
+    if "values" in EXPECTED and actual["values"] != EXPECTED["values"]:
+        return f"results are {actual['values']}, expected {EXPECTED['values']}"
+    return None
+
+
+def main():
+    actual = observe()
+    if "error" in actual:
+        print(f"actual:   {actual['error']}: {actual['message']}")
+    else:
+        print(f"actual:   results with avals {actual['avals']}"
+              + (f" and values {actual['values']}" if actual["values"] else ""))
+    print(f"expected: {EXPECTED_TEXT}")
+    why = problem(actual)
+    print(f"BUG: {why}" if why else "OK: JAX behaves as expected")
+    print(json.dumps({"reproduced": why is not None, "error": actual.get("error")}))
+    raise SystemExit(1 if why else 0)
 
 
 if __name__ == "__main__":
@@ -78,10 +135,10 @@ if __name__ == "__main__":
 '''
 
 
-def render(case: ir.Case, path: str) -> str:
-    """A standalone script that runs ``case`` on ``path``."""
-    if path not in ir.PATHS:
-        raise ValueError(f"unknown path {path!r}; known: {ir.PATHS}")
+def _program(case: ir.Case, path: str) -> str:
+    """Imports, inputs, the kernel and ``run()`` for ``path``."""
+    if path not in _RUNNERS:
+        raise ValueError(f"unknown path {path!r}; known: {tuple(_RUNNERS)}")
     if reason := paths.not_applicable(case, path):
         raise ValueError(f"cannot render for {path}: {reason}")
     unscoped = [s for s in case.semaphores if not s.scoped]
@@ -95,6 +152,47 @@ def render(case: ir.Case, path: str) -> str:
             f"AbstractRef(core.ShapedArray({tuple(s.shape)!r}, jnp.{s.kind}))"
             if s.kind in ir.ARRAY_KINDS else f"{emit.allocation_source(s)}.get_ref_aval()"
             for s in unscoped))
-    case_json = "\n".join("# " + line for line in serialize.dumps(case).splitlines())
-    return (header + emit.kernel_source(case) + "\n\n" + runner + _MAIN
-            + "\n# The case as JSON:\n" + case_json + "\n")
+    return header + emit.kernel_source(case) + "\n\n" + runner + _OBSERVE
+
+
+def _case_comment(case: ir.Case) -> str:
+    # json.dumps escapes every control and non-ASCII character, so no string
+    # of the case can end the comment line.
+    return "\n".join("# " + line for line in serialize.dumps(case).splitlines())
+
+
+def render(case: ir.Case, path: str) -> str:
+    """A standalone script that runs ``case`` on ``path``."""
+    return (_program(case, path) + _MAIN
+            + "\n# The case as JSON:\n" + _case_comment(case) + "\n")
+
+
+def declared_avals(case: ir.Case, path: str) -> list:
+    """The result avals a correct JAX gives on ``path``: each ref keeps its aval."""
+    if path in ("pallas_call", "tpu_interpret"):
+        return [[[max(case.num_reads, 1)], "int32"]]
+    return [[list(shape), dtype] for shape, dtype in paths.physical_avals(case)]
+
+
+def render_check(case: ir.Case, path: str, *, values=None) -> str:
+    """A script that runs ``case`` on ``path``, prints what happened and what
+    was expected, and exits 1 when they differ (0 when JAX is right).
+
+    Expected: for an invalid case the clean error ``case.expect``; for a valid
+    one no error and every result with its declared aval, and ``values`` (the
+    reference model's results, as the script's ``values`` lists) when given."""
+    if case.valid:
+        expected = {"avals": declared_avals(case, path)}
+        text = f"no error; results with avals {expected['avals']}"
+        if values is not None:
+            expected["values"] = values
+            text += f" and values {values}"
+    else:
+        expected = {"error_types": case.expect.type.split("|"), "match": case.expect.match}
+        text = (f"{' or '.join(expected['error_types'])} with a message matching "
+                f"{case.expect.match!r} (from {case.expect.primitive})")
+    # Literals through repr() of JSON text: data from a corpus file can only
+    # ever be a string here, never code.
+    constants = (f"import re\nEXPECTED = json.loads({json.dumps(expected)!r})\n"
+                 f"EXPECTED_TEXT = {text!r}\n")
+    return _program(case, path) + "\n" + constants + _CHECK

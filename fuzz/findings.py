@@ -1,0 +1,284 @@
+"""Findings: one record per distinct bug, however often and wherever it is hit.
+
+A failure (an `oracles.OracleFailure`, or a `Crash` of a campaign worker) gets
+a `signature`; equal signatures are one finding. `record` is the way in: the
+first sighting of a signature is minimized, gets a reproducer verified in a
+fresh interpreter, a regression file in ``corpus/regressions/`` and a report in
+``reports/``; later sightings only update the counts.
+"""
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import datetime
+import hashlib
+import os
+import platform
+import re
+import time
+import traceback
+from dataclasses import dataclass, field
+
+from fuzz import corpus, ir, minimize as minimizer, oracles, reports, reproducer, serialize
+
+CRASH_SYMPTOMS = ("crash", "timeout", "oom")
+# Oracles whose failure *is* the exception (its type and where JAX raised it
+# say which bug it is). For the others an exception is a later consequence, and
+# leaving it out keeps the same broken invariant one finding on every path.
+_ERROR_IS_THE_SYMPTOM = ("valid-runs", "invalid-rejected")
+_TOP_FRAMES = 3
+
+
+class Crash:
+    """A campaign worker that died on ``case`` (no Python exception to look at)."""
+    oracle = "crash"
+    primitive = "?"
+    error = None
+
+    def __init__(self, case: ir.Case | None, path: str, symptom: str, detail: str):
+        if symptom not in CRASH_SYMPTOMS:
+            raise ValueError(f"symptom {symptom!r} not in {CRASH_SYMPTOMS}")
+        self.case, self.path, self.symptom, self.detail = case, path, symptom, detail
+        self.message = f"{symptom}: {detail}"
+
+    def __str__(self):
+        return f"[crash] {self.path}: {self.message}"
+
+    def __repr__(self):
+        return f"Crash({self.path!r}, {self.symptom!r}, {self.detail!r})"
+
+
+# --- signatures ---------------------------------------------------------------
+
+_ADDRESS = re.compile(r"0x[0-9a-fA-F]+")
+_REF_NAME = re.compile(r"\bs\d+\b")            # our ref names s0, s1, ...
+_NUMBER = re.compile(r"(?<![A-Za-z_\d])-?\d+")  # not the 16 of int16
+_NUMBER_RUN = re.compile(r"N(?:\s*,\s*N)*(?:,(?=\s*[)\]]))?")   # (2,) and (2, 3) alike: any rank
+
+
+def normalize(message: str) -> str:
+    """``message`` with addresses, ref names, numbers and shapes made generic."""
+    text = _ADDRESS.sub("ADDR", message)
+    text = _REF_NAME.sub("sN", text)
+    text = _NUMBER.sub("N", text)
+    return _NUMBER_RUN.sub("N", text).strip()
+
+
+def jax_frames(error: BaseException, n: int = _TOP_FRAMES) -> list[str]:
+    """The innermost ``n`` frames inside the jax package, as ``file:function``
+    relative to it (no line numbers: they move between releases)."""
+    import jax
+    root = os.path.dirname(os.path.dirname(os.path.abspath(jax.__file__))) + os.sep
+    tb = error.__traceback__
+    cause = error.__cause__
+    if type(cause).__name__ == "UnfilteredStackTrace":  # JAX_TRACEBACK_FILTERING=remove_frames
+        tb = cause.__traceback__
+    frames = [f for f in traceback.extract_tb(tb)
+              if f.filename.startswith(root + "jax" + os.sep)]
+    return [f"{f.filename[len(root):]}:{f.name}" for f in frames[-n:]]
+
+
+def signature(failure) -> str:
+    """Stable across runs, programs and paths for one bug: oracle, primitive,
+    exception type, normalized message, top JAX frames."""
+    error = failure.error if failure.oracle in _ERROR_IS_THE_SYMPTOM else None
+    parts = [failure.oracle, failure.primitive,
+             type(error).__name__ if error is not None else "-",
+             normalize(failure.message),
+             ">".join(jax_frames(error)) if error is not None else "-"]
+    return "|".join(parts)
+
+
+def finding_id(sig: str) -> str:
+    oracle, primitive = sig.split("|", 2)[:2]
+    short = primitive.removeprefix("semaphore_").replace("?", "any")
+    return f"{oracle}-{short}-{hashlib.sha1(sig.encode()).hexdigest()[:8]}"
+
+
+def same_failure(sig: str):
+    """A predicate: does a case still fail with signature ``sig``?"""
+    def still_fails(case: ir.Case) -> bool:
+        return any(signature(f) == sig for f in oracles.check(case).failures)
+    return still_fails
+
+
+def paths_affected(case: ir.Case, sig: str) -> tuple[str, ...]:
+    """Every path (not only the case's own) on which ``case`` fails with
+    ``sig``: each path alone (a check stops at the first tier that fails),
+    then all together (for the oracles that compare paths)."""
+    everywhere = dataclasses.replace(case, paths=ir.PATHS)
+    failures = [f for p in ir.PATHS for f in oracles.check(everywhere, on_paths=(p,)).failures]
+    failures += oracles.check(everywhere).failures
+    return tuple(dict.fromkeys(f.path for f in failures if signature(f) == sig))
+
+
+# --- what kind of bug ---------------------------------------------------------
+
+_SYMPTOMS = {"seed-invariant": "invariant violation", "aval-preserved": "invariant violation",
+             "valid-runs": "exception", "abstract-concrete": "wrong value"}
+_STAGE_MARKERS = (  # most telling first: interpret mode discharges while lowering
+    ("discharge", ("state/discharge.py", "discharge")),
+    ("lowering", ("interpreters/mlir.py", "lower")),
+    ("execution", ("dispatch.py", "pxla.py", "_execute")),
+)
+
+
+def symptom_of(failure) -> str:
+    if isinstance(failure, Crash):
+        return failure.symptom
+    if failure.oracle == "invalid-rejected":
+        # An invalid program that runs is not an exception, nor a wrong value.
+        return "exception" if failure.error is not None else "missing error"
+    return _SYMPTOMS.get(failure.oracle, "wrong value")  # the differential oracles
+
+
+def stage_of(failure) -> str:
+    """Where in JAX it goes wrong: trace / discharge / lowering / execution."""
+    if isinstance(failure, Crash):
+        return "execution"
+    if failure.oracle in ("seed-invariant", "aval-preserved", "abstract-concrete"):
+        return "discharge"  # seen in what a discharge rule returned
+    error = failure.error if failure.oracle in _ERROR_IS_THE_SYMPTOM else None
+    if error is None:
+        return "trace" if failure.oracle == "invalid-rejected" else "execution"
+    frames = jax_frames(error, n=10**6)
+    for stage, markers in _STAGE_MARKERS:
+        if any(m in frame for frame in frames for m in markers):
+            return stage
+    return "trace"
+
+
+# --- the record ---------------------------------------------------------------
+
+@dataclass
+class Finding:
+    id: str
+    signature: str
+    oracle: str
+    primitive: str
+    exception: str | None
+    message: str
+    symptom: str
+    stage: str
+    case: ir.Case | None
+    paths: tuple[str, ...]
+    versions: dict
+    first_seen: str
+    last_seen: str
+    hits: int = 1
+    status: str = "new"          # new | still failing | fixed in this JAX
+    known: str | None = None     # id in fuzz.known_findings, if it is one
+    reproducer: dict = field(default_factory=dict)  # path, status, exit_code, output, seconds
+    minimized: dict = field(default_factory=dict)   # seconds, attempts, statements before/after
+
+    @property
+    def kernel_lines(self) -> int | None:
+        if self.case is None:
+            return None
+        from fuzz import emit
+        return len(emit.kernel_source(self.case).splitlines()) - 1  # without the def line
+
+    def to_record(self) -> dict:
+        d = dataclasses.asdict(self)
+        d["case"] = serialize.to_data(self.case) if self.case is not None else None
+        d["paths"] = list(self.paths)
+        d["kernel_lines"] = self.kernel_lines
+        return d
+
+    @classmethod
+    def from_record(cls, d: dict) -> "Finding":
+        names = {f.name for f in dataclasses.fields(cls)}
+        kwargs = {k: v for k, v in d.items() if k in names}
+        kwargs["case"] = serialize.from_data(d["case"]) if d.get("case") is not None else None
+        kwargs["paths"] = tuple(d.get("paths", ()))
+        return cls(**kwargs)
+
+
+def versions() -> dict:
+    import jax
+    import jaxlib
+    return {"jax": jax.__version__, "jaxlib": jaxlib.__version__,
+            "python": platform.python_version()}
+
+
+def now() -> str:
+    return datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds")
+
+
+@contextlib.contextmanager
+def _locked(directory):
+    """An exclusive lock on ``directory`` (a lock file in it), so that two
+    processes recording the same signature do not lose each other's counts."""
+    import fcntl
+    os.makedirs(directory, exist_ok=True)
+    with open(os.path.join(directory, ".lock"), "w") as f:
+        fcntl.flock(f, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(f, fcntl.LOCK_UN)
+
+
+def record(failure, *, corpus_dir="corpus", reports_dir="reports", minimize=True,
+           verify=True, verify_prelude: str | None = None) -> tuple[Finding, bool]:
+    """File ``failure``: (its finding, whether its signature is new).
+
+    ``verify_prelude`` is Python run before the reproducer in the verifying
+    interpreter (tests use it to plant a bug there too)."""
+    sig = signature(failure)
+    fid = finding_id(sig)
+    if (seen := _count_again(fid, reports_dir)) is not None:
+        return seen, False
+    finding = _investigate(failure, sig, fid, minimize=minimize, verify=verify,
+                           prelude=verify_prelude)
+    with _locked(reports_dir):
+        if reports.load(reports_dir, fid) is None:  # nobody filed it meanwhile
+            if finding.case is not None:
+                corpus.write_regression(corpus_dir, finding)
+            reports.write(reports_dir, finding)
+            return finding, True
+    return _count_again(fid, reports_dir), False
+
+
+def _count_again(fid: str, reports_dir) -> Finding | None:
+    with _locked(reports_dir):
+        data = reports.load(reports_dir, fid)
+        if data is None:
+            return None
+        finding = Finding.from_record(data)
+        finding.hits += 1
+        finding.last_seen = now()
+        finding.status = "still failing"
+        reports.write(reports_dir, finding)
+        return finding
+
+
+def _investigate(failure, sig, fid, *, minimize, verify, prelude) -> Finding:
+    """Minimize, find the paths affected and a verified reproducer."""
+    from fuzz import known_findings
+    case = failure.case
+    crash = isinstance(failure, Crash)
+    minimized = {}
+    if minimize and not crash and case is not None:
+        start = time.perf_counter()
+        result = minimizer.minimize(case, same_failure(sig))
+        minimized = {"seconds": round(time.perf_counter() - start, 2),
+                     "attempts": result.attempts,
+                     "statements_before": len(case.body),
+                     "statements_after": len(result.case.body)}
+        case = result.case
+    affected = (failure.path,) if crash or case is None else (
+        paths_affected(case, sig) or (failure.path,))
+    known = known_findings.match(failure, [failure]) if not crash else None
+    repro = {}
+    if case is not None:
+        repro = reproducer.best(case, affected, failure, verify=verify, prelude=prelude,
+                               finding_id=fid)
+    seen = now()
+    error = failure.error if failure.oracle in _ERROR_IS_THE_SYMPTOM else None
+    return Finding(
+        id=fid, signature=sig, oracle=failure.oracle, primitive=failure.primitive,
+        exception=type(error).__name__ if error is not None else None,
+        message=failure.message, symptom=symptom_of(failure), stage=stage_of(failure),
+        case=case, paths=affected, versions=versions(), first_seen=seen, last_seen=seen,
+        known=known.id if known else None, reproducer=repro, minimized=minimized)

@@ -1,0 +1,144 @@
+"""Reports: per finding ``reports/<id>.md`` (shaped like JAX's bug template),
+``reports/<id>.json`` (the record machines and `findings.record` read back),
+``reports/<id>.py`` (the reproducer), and the index ``reports/index.md``.
+
+Everything here takes a `findings.Finding` (or its JSON record) and writes
+text; nothing reruns JAX except `environment_info`.
+"""
+from __future__ import annotations
+
+import functools
+import json
+import os
+
+from fuzz import atomic
+
+INDEX = "index.md"
+_PLAIN = {  # oracle -> what went wrong, in words a maintainer reads first
+    "seed-invariant": ("while discharging, `_transform_semaphore` was handed a semaphore "
+                       "value whose shape is neither the ref's aval shape nor `()` (the "
+                       "assertion in `jax/_src/pallas/primitives.py`)"),
+    "aval-preserved": ("the discharge rule of `{primitive}` returned a new value for a ref "
+                       "with another shape or dtype than the ref's own aval; every discharge "
+                       "rule must keep each ref's aval"),
+    "abstract-concrete": ("the discharged program produced results whose avals differ "
+                          "from what abstract evaluation promised"),
+    "valid-runs": "a valid kernel (every semaphore view is `()`-shaped and in bounds) raised",
+    "crash": "the process running the kernel died",
+}
+
+
+class ReportError(ValueError):
+    pass
+
+
+@functools.lru_cache(maxsize=1)
+def environment_info() -> str:
+    import jax
+    return jax.print_environment_info(return_string=True).strip()
+
+
+def load(reports_dir, finding_id: str) -> dict | None:
+    """The JSON record of ``finding_id``, or None if there is none yet."""
+    path = os.path.join(os.fspath(reports_dir), finding_id + ".json")
+    try:
+        with open(path, encoding="utf-8") as f:
+            return json.load(f)
+    except FileNotFoundError:
+        return None
+    except (OSError, json.JSONDecodeError) as e:
+        raise ReportError(f"{path}: unreadable report record ({e})") from None
+
+
+def records(reports_dir) -> list[dict]:
+    directory = os.fspath(reports_dir)
+    if not os.path.isdir(directory):
+        return []
+    return [load(directory, n[:-5]) for n in sorted(os.listdir(directory))
+            if n.endswith(".json")]
+
+
+def summary(finding) -> str:
+    """One paragraph in plain words."""
+    where = ", ".join(f"`{p}`" for p in finding.paths) or "?"
+    versions = finding.versions
+    if finding.oracle == "invalid-rejected":
+        case = finding.case
+        wanted = (f"`{case.expect.type.replace('|', '` or `')}` matching `{case.expect.match}`"
+                  if case is not None and case.expect else "a clean error")
+        what = (f"an invalid use of `{finding.primitive}` should be rejected with {wanted}, "
+                + ("but runs without any error" if finding.exception is None else
+                   f"but fails with an unrelated error instead: {finding.message.split('; expected')[0]}"))
+    elif finding.oracle == "valid-runs":
+        what = f"{_PLAIN['valid-runs']} `{finding.message}`"
+    else:
+        plain = _PLAIN.get(finding.oracle, f"the `{finding.oracle}` oracle failed")
+        what = f"{plain.format(primitive=finding.primitive)}: {finding.message}"
+    text = (f"On JAX {versions.get('jax')} (jaxlib {versions.get('jaxlib')}, Python "
+            f"{versions.get('python')}), {what}. It shows on the {where} "
+            f"path{'s' if len(finding.paths) > 1 else ''} at the {finding.stage} stage.")
+    if finding.known:
+        from fuzz import known_findings
+        k = known_findings.BY_ID.get(finding.known)
+        if k is not None:
+            text += f" In short: {k.description}."
+    return text
+
+
+def title(finding) -> str:
+    return f"Pallas semaphores: {finding.primitive} - {finding.symptom} ({finding.oracle})"
+
+
+def markdown(finding) -> str:
+    repro = finding.reproducer or {}
+    verified = repro.get("status")
+    lines = [f"# {title(finding)}", "",
+             f"<!-- discharge-fuzz finding {finding.id}; signature: {finding.signature} -->", "",
+             "### Description", "", summary(finding), ""]
+    if repro.get("script"):
+        lines += ["Standalone reproducer (exits 1 while the bug is present, 0 once it is fixed):",
+                  "", "```python", repro["script"].rstrip(), "```", ""]
+    if repro.get("output"):
+        lines += [f"Its output (actual vs expected) on JAX {finding.versions.get('jax')}:", "",
+                  "```", repro["output"].rstrip(), "```", ""]
+    else:
+        lines += [f"What the fuzzer saw: `{finding.message}`", ""]
+    if verified != "reproduces":
+        lines += [f"**Not filed**: the standalone reproducer {verified or 'was not run'} "
+                  "in a fresh interpreter (flaky).", ""]
+    lines += [f"Symptom: {finding.symptom}; stage: {finding.stage}; paths: "
+              f"{', '.join(finding.paths)}; seen {finding.hits} time(s), first "
+              f"{finding.first_seen}, last {finding.last_seen}; status: {finding.status}.", "",
+              "### System info (python version, jaxlib version, accelerator, etc.)", "",
+              "```", environment_info(), "```", ""]
+    return "\n".join(lines)
+
+
+def write(reports_dir, finding) -> None:
+    """Write the finding's Markdown, JSON and reproducer, then the index."""
+    directory = os.fspath(reports_dir)
+    base = os.path.join(directory, finding.id)
+    atomic.write_text(base + ".json", json.dumps(finding.to_record(), indent=1, sort_keys=True) + "\n")
+    atomic.write_text(base + ".md", markdown(finding))
+    if (finding.reproducer or {}).get("script"):
+        atomic.write_text(base + ".py", finding.reproducer["script"])
+    write_index(directory)
+
+
+def write_index(reports_dir) -> None:
+    rows = ["# discharge-fuzz findings", "",
+            "Generated by `discharge-fuzz report`; one row per distinct bug (signature). "
+            "Status: *new* (first seen in the latest run), *still failing* (seen again or "
+            "re-checked on this JAX), *fixed in this JAX* (its regression no longer fails). "
+            "A finding whose reproducer did not reproduce in a fresh interpreter is *flaky* "
+            "and not to be filed.", "",
+            "| finding | status | symptom | stage | oracle / primitive | paths | hits | first seen | last seen | reproducer | kernel lines |",
+            "|---|---|---|---|---|---|---|---|---|---|---|"]
+    for r in records(reports_dir):
+        repro = (r.get("reproducer") or {}).get("status", "-")
+        rows.append(
+            f"| [{r['id']}]({r['id']}.md) | {r['status']} | {r['symptom']} | {r['stage']} | "
+            f"{r['oracle']} / {r['primitive']} | {', '.join(r['paths'])} | {r['hits']} | "
+            f"{r['first_seen'][:10]} | {r['last_seen'][:10]} | "
+            f"{repro if repro == 'reproduces' else 'flaky: ' + repro} | {r.get('kernel_lines', '-')} |")
+    atomic.write_text(os.path.join(os.fspath(reports_dir), INDEX), "\n".join(rows) + "\n")

@@ -1,0 +1,118 @@
+"""Standalone reproducers, verified in a fresh interpreter before anyone sees them.
+
+A reproducer is `render.render_check` of the minimized case on one path, under
+a short header: it uses public API only (``jax``, ``numpy``,
+``jax.experimental.pallas`` and ``.tpu``), except on the ``abstract`` path,
+which needs JAX internals and says so. It prints what happened and what was
+expected and exits 1 when the bug reproduces, 0 when it does not.
+"""
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+
+from fuzz import ir, paths, render
+
+# Public API first; `abstract` only when nothing public shows the bug.
+PREFERENCE = ("pallas_call", "run_state", "tpu_interpret", "abstract")
+TIMEOUT_S = 180
+
+_HEADER = '''\
+# Reproducer for discharge-fuzz finding {id}.
+# Runs the kernel below on the `{path}` path and compares the result with what
+# a correct JAX gives. Exit status: 1 = the bug reproduces, 0 = it does not.
+{internal}'''
+_INTERNAL = ("# NOTE: the `abstract` path discharges without evaluating, which only JAX\n"
+             "# internals (jax._src) can do: the failure lives there.\n")
+
+
+def script(case: ir.Case, path: str, finding_id: str = "(unfiled)", *, values=None) -> str:
+    header = _HEADER.format(id=finding_id, path=path,
+                            internal=_INTERNAL if path == "abstract" else "")
+    return header + render.render_check(case, path, values=values)
+
+
+def check_script(text: str, *, prelude: str | None = None, timeout: float = TIMEOUT_S) -> dict:
+    """Run a reproducer in a fresh interpreter (same executable, clean
+    environment, an empty working directory, isolated mode so nothing of this
+    checkout is importable). ``prelude`` runs first in that interpreter.
+
+    Returns ``{"status": "reproduces" | "does not reproduce" | "broken" |
+    "timeout", "exit_code", "output", "error", "seconds"}``."""
+    with tempfile.TemporaryDirectory(prefix="discharge-fuzz-repro-") as tmp:
+        path = os.path.join(tmp, "reproducer.py")
+        with open(path, "w", encoding="utf-8") as f:
+            f.write(text)
+        runner = f"{prelude or ''}\nimport runpy\nrunpy.run_path({path!r}, run_name='__main__')\n"
+        env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": tmp,
+               "LANG": "C.UTF-8"}
+        start = time.perf_counter()
+        try:
+            proc = subprocess.run([sys.executable, "-I", "-c", runner], cwd=tmp, env=env,
+                                  capture_output=True, text=True, timeout=timeout)
+        except subprocess.TimeoutExpired:
+            return {"status": "timeout", "exit_code": None, "output": "",
+                    "error": None, "seconds": round(time.perf_counter() - start, 2)}
+    seconds = round(time.perf_counter() - start, 2)
+    lines = proc.stdout.strip().splitlines()
+    verdict = _verdict(lines[-1]) if lines else None
+    shown = "\n".join(line for line in lines[:-1])
+    if verdict is None or proc.returncode not in (0, 1):
+        status = "broken"  # the script itself did not run to its verdict
+        shown = (proc.stdout + proc.stderr)[-3000:]
+    else:
+        status = "reproduces" if proc.returncode == 1 else "does not reproduce"
+    return {"status": status, "exit_code": proc.returncode, "output": shown,
+            "error": verdict.get("error") if verdict else None, "seconds": seconds}
+
+
+def _verdict(line: str) -> dict | None:
+    try:
+        verdict = json.loads(line)
+    except json.JSONDecodeError:
+        return None
+    return verdict if isinstance(verdict, dict) and "reproduced" in verdict else None
+
+
+def candidate_paths(case: ir.Case, affected) -> list[str]:
+    """Paths a reproducer may use: public ones first (where the bug was seen
+    first: a public path often shows what the internal one saw), then
+    ``abstract``."""
+    public = PREFERENCE[:-1]
+    ordered = ([p for p in public if p in affected] + [p for p in public if p not in affected]
+               + ["abstract"])
+    return [p for p in ordered if p in render._RUNNERS and not paths.not_applicable(case, p)]
+
+
+def best(case: ir.Case, affected, failure, *, verify: bool = True,
+         prelude: str | None = None, finding_id: str = "(unfiled)") -> dict:
+    """The first reproducer (public paths first) that reproduces ``failure``
+    in a fresh interpreter: ``{"path", "script", "status", ...}``. Without
+    ``verify`` the first candidate is rendered and marked "not verified"; when
+    none reproduces the last tried is returned, status "does not reproduce"
+    (reported as flaky, never filed)."""
+    candidates = candidate_paths(case, affected)
+    if not candidates:
+        return {"path": None, "script": None, "status": "no renderable path"}
+    if not verify:
+        return {"path": candidates[0], "script": script(case, candidates[0], finding_id),
+                "status": "not verified"}
+    wanted = type(failure.error).__name__ if (
+        failure.error is not None and failure.oracle in ("valid-runs", "invalid-rejected")) else None
+    result = None
+    for path in candidates:
+        text = script(case, path, finding_id)
+        result = {"path": path, "script": text, **check_script(text, prelude=prelude)}
+        if failure.oracle == "crash":  # the interpreter dying or hanging is the bug
+            died = result["status"] == "timeout" or (result["exit_code"] or 0) < 0
+            result["status"] = "reproduces" if died else "does not reproduce"
+        elif result["status"] == "reproduces" and wanted is not None and result["error"] != wanted:
+            result["status"] = "does not reproduce"  # fails, but not the same way
+        if result["status"] == "reproduces":
+            return result
+    return result
+

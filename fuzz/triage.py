@@ -1,0 +1,177 @@
+"""The triage subcommands of ``discharge-fuzz``: replay, minimize, report.
+
+- ``replay FILE...``: seeds must pass, regressions must still fail with their
+  recorded signature. Exit 0 when every file behaves as recorded, 1 when one
+  does not (a seed fails, or a regression is fixed / fails otherwise).
+- ``minimize FILE``: the smallest case that fails like FILE's case. Exit 0,
+  or 1 when the case does not fail.
+- ``report FILE | --all | --known``: file FILE's failures as findings; or
+  re-check every regression on this JAX and rewrite all reports; or file every
+  known finding. Exit 0, or 1 when FILE does not fail / (--all) a regression
+  is fixed in this JAX.
+Exit 2 for a bad file or bad usage, with one line on stderr.
+"""
+from __future__ import annotations
+
+import sys
+
+COMMANDS = ("replay", "minimize", "report")
+EXIT_OK, EXIT_CHANGED, EXIT_ERROR = 0, 1, 2
+
+
+def add_commands(sub) -> None:
+    r = sub.add_parser("replay", help="replay corpus files: seeds pass, regressions still fail")
+    r.add_argument("files", nargs="+", metavar="FILE", help="corpus JSON files (seeds, regressions or bare cases)")
+    m = sub.add_parser("minimize", help="reduce a failing case to the smallest that fails the same way")
+    m.add_argument("file", metavar="FILE", help="a corpus JSON file or bare case")
+    m.add_argument("-o", "--output", metavar="OUT", help="write the minimized case (JSON) here")
+    m.add_argument("--max-attempts", type=int, default=300, help="candidate cases to try (default 300)")
+    p = sub.add_parser("report", help="file failures as findings: regression + verified reproducer + report")
+    which = p.add_mutually_exclusive_group(required=True)
+    which.add_argument("file", nargs="?", metavar="FILE", help="a corpus JSON file or bare case")
+    which.add_argument("--all", action="store_true",
+                       help="re-check every regression on this JAX; rewrite all reports and the index")
+    which.add_argument("--known", action="store_true",
+                       help="file the example of every known finding (fuzz/known_findings.py)")
+    p.add_argument("--corpus-dir", default="corpus", help="default: corpus")
+    p.add_argument("--reports-dir", default="reports", help="default: reports")
+    p.add_argument("--no-minimize", action="store_true", help="file the case as it is")
+    p.add_argument("--no-verify", action="store_true", help="do not run the reproducer in a fresh interpreter")
+
+
+def main(args) -> int:
+    from fuzz import corpus
+    try:
+        return {"replay": _replay, "minimize": _minimize, "report": _report}[args.command](args)
+    except corpus.CorpusError as e:
+        print(f"discharge-fuzz: error: {e}", file=sys.stderr)
+        return EXIT_ERROR
+
+
+def _replay(args) -> int:
+    from fuzz import corpus, findings, oracles
+    from fuzz.campaign import Stats, check_property
+    entries = [corpus.load(f) for f in args.files]  # all checked before anything runs
+    changed = False
+    for entry in entries:
+        if entry.kind == "regression":
+            now = oracles.check(entry.case).failures
+            if any(findings.signature(f) == entry.signature for f in now):
+                print(f"ok       {entry.path}: still fails as recorded")
+                continue
+            changed = True
+            print(f"CHANGED  {entry.path}: no longer fails with its signature"
+                  + (f"; now: {now[0]}" if now else " (fixed in this JAX?)"))
+            continue
+        try:
+            check_property(entry.case, Stats())
+            print(f"ok       {entry.path}: passes")
+        except oracles.OracleFailure as f:
+            changed = True
+            print(f"FAILS    {entry.path}: {str(f).splitlines()[0]}")
+    return EXIT_CHANGED if changed else EXIT_OK
+
+
+def _target(entry):
+    """The failure of ``entry``'s case to work on: the recorded signature for
+    a regression, else the first unknown failure (or the first at all)."""
+    from fuzz import findings, known_findings, oracles
+    report = oracles.check(entry.case)
+    if entry.signature is not None:
+        return next((f for f in report.failures if findings.signature(f) == entry.signature), None)
+    unknown = [f for f in report.failures if not known_findings.match(f, report.failures)]
+    return (unknown or report.failures or [None])[0]
+
+
+def _minimize(args) -> int:
+    from fuzz import corpus, emit, findings, minimize, serialize
+    entry = corpus.load(args.file)
+    failure = _target(entry)
+    if failure is None:
+        print(f"{args.file}: the case does not fail; nothing to minimize")
+        return EXIT_CHANGED
+    sig = findings.signature(failure)
+    result = minimize.minimize(entry.case, findings.same_failure(sig),
+                               max_attempts=max(args.max_attempts, 1))
+    print(f"signature: {sig}")
+    print(f"minimized in {result.seconds:.1f}s, {result.attempts} attempts: "
+          f"{len(entry.case.body)} -> {len(result.case.body)} statements")
+    print(emit.kernel_source(result.case), end="")
+    text = serialize.dumps(result.case) + "\n"
+    if args.output:
+        from fuzz import atomic
+        atomic.write_text(args.output, text)
+        print(f"written to {args.output}")
+    else:
+        print(text, end="")
+    return EXIT_OK
+
+
+def _options(args) -> dict:
+    return {"corpus_dir": args.corpus_dir, "reports_dir": args.reports_dir,
+            "minimize": not args.no_minimize, "verify": not args.no_verify}
+
+
+def _say(finding, new: bool) -> None:
+    repro = finding.reproducer or {}
+    print(f"{'NEW ' if new else 'seen'} {finding.id}: {finding.symptom} at {finding.stage}; "
+          f"{finding.kernel_lines} kernel line(s); minimized in "
+          f"{finding.minimized.get('seconds', 0)}s; reproducer "
+          f"({repro.get('path')}): {repro.get('status')}; hits {finding.hits}")
+
+
+def _report(args) -> int:
+    if args.all:
+        return _report_all(args)
+    if args.known:
+        return _report_known(args)
+    from fuzz import corpus, findings, oracles
+    entry = corpus.load(args.file)
+    report = oracles.check(entry.case)
+    distinct = {findings.signature(f): f for f in reversed(report.failures)}
+    if not distinct:
+        print(f"{args.file}: the case does not fail; nothing to report")
+        return EXIT_CHANGED
+    for failure in distinct.values():
+        _say(*findings.record(failure, **_options(args)))
+    return EXIT_OK
+
+
+def _report_known(args) -> int:
+    from fuzz import findings, known_findings, oracles
+    for k in known_findings.KNOWN:
+        report = oracles.check(k.example)
+        hits = [f for f in report.failures if known_findings.match(f, report.failures) is k]
+        if not hits:
+            print(f"-    {k.id}: its example does not fail on this JAX"
+                  + (" (reported unsupported by a path)" if report.unsupported else ""))
+            continue
+        _say(*findings.record(hits[0], **_options(args)))
+    return EXIT_OK
+
+
+def _report_all(args) -> int:
+    """Re-check each regression on this JAX, then rewrite its report."""
+    from fuzz import corpus, findings, oracles, reports, reproducer
+    fixed = False
+    for path in corpus.files(args.corpus_dir, "regression"):
+        entry = corpus.load(path)
+        now = [f for f in oracles.check(entry.case).failures
+               if findings.signature(f) == entry.signature]
+        data = reports.load(args.reports_dir, entry.meta["id"])
+        if data is None:  # a regression without a report: file it afresh
+            if now:
+                _say(*findings.record(now[0], **_options(args)))
+            continue
+        finding = findings.Finding.from_record(data)
+        if now:
+            finding.status, finding.last_seen = "still failing", findings.now()
+            finding.versions = findings.versions()
+            if not args.no_verify and finding.reproducer.get("script"):
+                finding.reproducer.update(reproducer.check_script(finding.reproducer["script"]))
+        else:
+            fixed, finding.status = True, "fixed in this JAX"
+        reports.write(args.reports_dir, finding)
+        print(f"{finding.status:<17} {finding.id}")
+    reports.write_index(args.reports_dir)
+    return EXIT_CHANGED if fixed else EXIT_OK
