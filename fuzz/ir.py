@@ -29,7 +29,7 @@ KINDS = SEMAPHORE_KINDS + ARRAY_KINDS[1:]
 # Dtypes a bitcast transform may name.
 BITCAST_DTYPES = ("int8", "uint8", "int16", "uint16", "float16", "bfloat16",
                   "int32", "uint32", "float32")
-PATHS = ("abstract", "run_state", "pallas_call")
+PATHS = ("abstract", "run_state", "pallas_call", "tpu_interpret")
 # Semaphores are int16 in interpret mode, whatever their kind.
 SEMAPHORE_BITS = 16
 

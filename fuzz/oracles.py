@@ -1,4 +1,5 @@
-"""Oracles: turn what the paths and probes saw into failures.
+"""Oracles: turn what the paths, probes, the model and the metamorphic
+reruns saw into failures, and `check`: one case through every tier.
 
 Each oracle has its own exception class, subclassed per primitive, so that
 Hypothesis (which tells bugs apart by exception type) and a reader keep
@@ -10,16 +11,19 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from fuzz import ir, paths, probes
+from fuzz import differential, ir, metamorphic, model, paths, probes, unsupported
 
 
 class OracleFailure(AssertionError):
     """A broken invariant on one path of one case."""
     oracle = "oracle"
 
-    def __init__(self, message: str, *, primitive: str, path: str):
-        super().__init__(f"[{self.oracle}] {path}: {message}")
+    def __init__(self, message: str, *, primitive: str, path: str, details: str = ""):
+        # ``message`` is one line and names the bug; ``details`` (the program,
+        # expected vs actual) is for a reader and varies from case to case.
+        super().__init__(f"[{self.oracle}] {path}: {message}" + (f"\n{details}" if details else ""))
         self.message, self.primitive, self.path = message, primitive, path
+        self.details = details
         self.case: ir.Case | None = None
         self.error: BaseException | None = None  # the JAX exception, if one was raised
 
@@ -59,27 +63,60 @@ class WrongError(OracleFailure):
     oracle = "invalid-rejected"
 
 
+class ModelMismatch(OracleFailure):
+    """A path computed other reads or counts than the reference model."""
+    oracle = "model-vs-path"
+
+
+class PathMismatch(OracleFailure):
+    """Two paths disagree on the same case."""
+    oracle = "path-vs-path"
+
+
+class JitMismatch(OracleFailure):
+    """A path under jax.jit differs from the same path run eagerly."""
+    oracle = "jit-eager"
+
+
+class VmapMismatch(OracleFailure):
+    """vmap of a pallas_call differs from its calls one by one."""
+    oracle = "vmap-stack"
+
+
+class ChainMismatch(OracleFailure):
+    """A program differs from itself with every view re-expressed as one index."""
+    oracle = "chain-equivalence"
+
+
 ORACLES = (SeedInvariantViolation, AvalNotPreserved, AbstractConcreteMismatch,
-           UnexpectedError, SilentAcceptance, WrongError)
+           UnexpectedError, SilentAcceptance, WrongError, ModelMismatch, PathMismatch,
+           JitMismatch, VmapMismatch, ChainMismatch)
+ORACLE_NAMES = tuple(dict.fromkeys(c.oracle for c in ORACLES))
+_BY_NAME = {c.oracle: c for c in ORACLES[6:]}
 _per_primitive: dict[tuple[type, str], type] = {}
 
 
-def failure(cls: type[OracleFailure], primitive: str, path: str, message: str) -> OracleFailure:
+def failure(cls: type[OracleFailure], primitive: str, path: str, message: str,
+            details: str = "") -> OracleFailure:
     """An instance of ``cls``'s subclass for ``primitive`` (made once)."""
     key = (cls, primitive)
     if key not in _per_primitive:
         _per_primitive[key] = type(f"{cls.__name__}[{primitive}]", (cls,),
                                    {"__module__": __name__})
-    return _per_primitive[key](message, primitive=primitive, path=path)
+    return _per_primitive[key](message, primitive=primitive, path=path, details=details)
 
 
 @dataclass
 class CaseReport:
     case: ir.Case
     outcomes: list[paths.Outcome] = field(default_factory=list)
-    skipped: dict[str, str] = field(default_factory=dict)
+    skipped: dict[str, str] = field(default_factory=dict)       # path -> why
     failures: list[OracleFailure] = field(default_factory=list)
-
+    undefined: str | None = None      # why the model gives the case no meaning
+    # Valid programs a path refused: (path, table entry or None if new, error).
+    unsupported: list[tuple[str, unsupported.Unsupported | None, str]] = field(
+        default_factory=list)
+    not_applied: dict[str, str] = field(default_factory=dict)   # oracle -> why
 
 def _first_line(e: BaseException) -> str:
     text = str(e).strip().splitlines()
@@ -146,18 +183,81 @@ def matches(expect: ir.ExpectedError, error: BaseException) -> bool:
     return bool(names & set(expect.type.split("|"))) and re.search(expect.match, str(error)) is not None
 
 
-def check(case: ir.Case, on_paths=None) -> CaseReport:
-    """Run ``case`` on each of its paths (or ``on_paths``) under probes."""
+def _from(mismatches) -> list[OracleFailure]:
+    return [failure(_BY_NAME[m.oracle], m.primitive, m.path, m.message, m.details)
+            for m in mismatches]
+
+
+def _run(report: CaseReport, path: str, unsupported_are_findings: bool):
+    """Run one path under probes; judge it; keep refusals apart as unsupported."""
+    with probes.probing() as probe:
+        outcome = paths.run(report.case, path)
+    report.outcomes.append(outcome)
+    for f in judge(report.case, outcome, probe):
+        text = _first_line(outcome.error) if outcome.error is not None else ""
+        entry = unsupported.classify(path, text) if isinstance(f, UnexpectedError) else None
+        if isinstance(f, UnexpectedError) and (entry or unsupported.says_unsupported(text)):
+            report.unsupported.append((path, entry, text))
+            if not unsupported_are_findings:
+                continue
+        report.failures.append(f)
+    return outcome
+
+
+def check(case: ir.Case, on_paths=None, oracles=ORACLE_NAMES,
+          unsupported_are_findings=False) -> CaseReport:
+    """Run ``case`` through the tiers, on its paths (or those of ``on_paths``
+    it has) and with the named ``oracles``:
+
+    1. the abstract path and its shape oracles; a case that fails here goes
+       no further;
+    2. each evaluating path, with the shape oracles, against the reference
+       model and against the other paths;
+    3. the metamorphic reruns (jit, vmap, an equivalent transform chain).
+    """
     report = CaseReport(case)
-    for path in on_paths or case.paths:
-        if path not in case.paths:
-            continue
-        reason = paths.not_applicable(case, path)
-        if reason:
+    wanted = [p for p in ir.PATHS if p in case.paths and (on_paths is None or p in on_paths)]
+    for path in wanted:
+        if reason := paths.not_applicable(case, path):
             report.skipped[path] = reason
+    wanted = [p for p in wanted if p not in report.skipped]
+    if "abstract" in wanted:
+        _run(report, "abstract", unsupported_are_findings)
+        if report.failures:
+            return _only(report, oracles)
+    meaning = model.evaluate(case) if case.valid else None
+    report.undefined = meaning and meaning.undefined
+    ran = []
+    for path in (p for p in wanted if p in paths.EVALUATING):
+        if path == "tpu_interpret" and report.undefined:
+            report.skipped[path] = "the program blocks forever, as this interpreter would"
             continue
-        with probes.probing() as probe:
-            outcome = paths.run(case, path)
-        report.outcomes.append(outcome)
-        report.failures += judge(case, outcome, probe)
+        ran.append(_run(report, path, unsupported_are_findings))
+    fine = [o for o in ran if o.error is None]
+    if meaning is not None and not meaning.undefined and "model-vs-path" in oracles:
+        for o in fine:
+            report.failures += _from(differential.against_model(case, meaning, o))
+    if "path-vs-path" in oracles:
+        report.failures += _from(differential.between_paths(case, fine))
+    if case.valid:
+        _metamorphic(report, [o for o in fine if o.path in metamorphic.EAGER_PATHS], oracles)
+    return _only(report, oracles)
+
+
+def _metamorphic(report: CaseReport, eager, oracles):
+    case = report.case
+    for o in eager:
+        if "jit-eager" in oracles:
+            report.failures += _from(metamorphic.jit_vs_eager(case, o))
+        if "chain-equivalence" in oracles:
+            report.failures += _from(metamorphic.chain_equivalence(case, o))
+    if "vmap-stack" in oracles and any(o.path == "pallas_call" for o in eager):
+        if reason := metamorphic.vmap_applies(case):
+            report.not_applied["vmap-stack"] = reason
+        else:
+            report.failures += _from(metamorphic.vmap_vs_stack(case))
+
+
+def _only(report: CaseReport, oracles) -> CaseReport:
+    report.failures = [f for f in report.failures if f.oracle in oracles]
     return report

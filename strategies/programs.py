@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import dataclasses
 
+import numpy as np
 from hypothesis import strategies as st
 from hypothesis.errors import InvalidArgument
 
@@ -48,6 +49,38 @@ def statements(draw, sems, *, dynamic=True, max_chain=3, kinds=TRANSFORM_KINDS):
     return ir.Read(view)
 
 
+def balance(body) -> tuple[ir.Statement, ...]:
+    """Statements that bring back to 0 every count ``body`` changes: a signal
+    undoing each decrementing wait, then a wait draining each signal
+    (negative amounts first, so that none of them blocks).
+
+    >>> at0 = ir.View(0, (ir.At((ir.Int(0),)),))
+    >>> balance((ir.Signal(at0, ir.Int(2)),))
+    (Wait(view=View(ref=0, transforms=(At(indices=(Int(value=0, dynamic=False),)),)), value=Int(value=2, dynamic=False), decrement=True),)
+    """
+    undo = [ir.Signal(s.view, s.value) for s in body if isinstance(s, ir.Wait) and s.decrement]
+    signals = sorted((s for s in body if isinstance(s, ir.Signal)),
+                     key=lambda s: s.inc.value >= 0)
+    return (*undo, *(ir.Wait(s.view, s.inc) for s in signals))
+
+
+def readout(sems, limit=16) -> tuple[ir.Read, ...]:
+    """Reads of every element (the first ``limit`` in order), so that paths
+    which return only reads show their final counts too.
+
+    >>> readout((ir.Semaphore("regular", (2,)),))[1]
+    Read(view=View(ref=0, transforms=(At(indices=(Int(value=1, dynamic=False),)),)))
+    """
+    reads = [ir.Read(ir.View(i, (ir.At(tuple(ir.Int(k) for k in index)),) if index else ()))
+             for i, sem in enumerate(sems) for index in np.ndindex(*sem.shape)]
+    return tuple(reads[:limit])
+
+
+# How a program may end: as drawn, with its counts brought back to 0 (which
+# the TPU interpreter expects and vmap needs), read out, or both.
+ENDINGS = ("none", "balanced", "readout", "balanced+readout")
+
+
 def _check_sizes(**sizes):
     for name, v in sizes.items():
         if not isinstance(v, int) or isinstance(v, bool) or v < 0:
@@ -56,7 +89,8 @@ def _check_sizes(**sizes):
 
 @st.composite
 def programs(draw, *, kinds=ir.SEMAPHORE_KINDS, shapes=None, max_semaphores=3,
-             max_statements=6, max_chain=3, dynamic=True, paths=ir.PATHS):
+             max_statements=6, max_chain=3, dynamic=True, paths=ir.PATHS,
+             endings=ENDINGS):
     """Valid semaphore programs: every statement's view is ``()``-shaped and
     in bounds. Shrinks towards one scalar semaphore and few, short statements.
 
@@ -68,6 +102,8 @@ def programs(draw, *, kinds=ir.SEMAPHORE_KINDS, shapes=None, max_semaphores=3,
         raise InvalidArgument("max_semaphores must be >= 1")
     if bad := [p for p in paths if p not in ir.PATHS]:
         raise InvalidArgument(f"paths {bad} not in {ir.PATHS}")
+    if not endings or (bad := [e for e in endings if e not in ENDINGS]):
+        raise InvalidArgument(f"endings must be a non-empty subset of {ENDINGS}")
     # Half the programs use only unscoped int16 arrays, which every path
     # (run_state included) can express; shrinking heads there.
     if "int16" in kinds and draw(st.booleans()) is False:
@@ -80,6 +116,11 @@ def programs(draw, *, kinds=ir.SEMAPHORE_KINDS, shapes=None, max_semaphores=3,
         body = tuple(draw(st.lists(
             statements(sems, dynamic=dynamic, max_chain=max_chain),
             max_size=max_statements)))
+    ending = draw(st.sampled_from(tuple(endings)))
+    if "balanced" in ending:
+        body += balance(body)
+    if "readout" in ending:
+        body += readout(sems)
     return ir.Case(sems, body, tuple(paths))
 
 

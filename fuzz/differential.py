@@ -1,0 +1,120 @@
+"""Differential comparisons: each path against the reference model, and the
+paths against each other.
+
+Only what a path lets us observe is compared: the reads (every evaluating
+path but the TPU interpreter, which cannot read semaphores on CPU), the final
+counts (``run_state`` returns them), and the count the TPU interpreter reports
+left over at kernel exit. Each comparison yields `Mismatch` records; the
+oracles module turns them into failures.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from fuzz import emit, ir, model
+
+# Interpret-mode semaphores are int16; counts beyond it wrap. The message says
+# so when that alone explains a difference, so the two are told apart.
+WRAPS = "16-bit wraparound of the expected count"
+
+
+@dataclass(frozen=True)
+class Mismatch:
+    oracle: str      # "model-vs-path" | "path-vs-path"
+    primitive: str   # the statement kind to blame (see `model.Meaning`)
+    path: str
+    message: str     # one line; what differs, not the program
+    details: str     # the program and both sides, for a reader
+
+
+def _wrapped(count: int) -> int:
+    return (count + 2**15) % 2**16 - 2**15
+
+
+def _blame(case, writer) -> str:
+    return "?" if writer is None else f"semaphore_{case.body[writer].tag}"
+
+
+def side_by_side(case, rows, left, right) -> str:
+    """The program, then one row per observable: left value, right value."""
+    width = max([len(left)] + [len(str(a)) for _, a, _ in rows])
+    lines = [f"program:\n{emit.kernel_source(case)}",
+             f"{'':10} {left:<{width}}  {right}"]
+    lines += [f"{name:10} {str(a):<{width}}  {b}" for name, a, b in rows]
+    return "\n".join(lines)
+
+
+def _nonzero(states) -> list[int]:
+    return [c for s in states for c in np.asarray(s, dtype=object).reshape(-1) if c != 0]
+
+
+def _leftover_fits(leftover: int, nonzero: list[int]) -> bool:
+    """The TPU interpreter reports one non-zero count at exit, or none."""
+    return leftover in nonzero if nonzero else leftover == 0
+
+
+def _unscoped(case):
+    return [i for i, s in enumerate(case.semaphores) if not s.scoped]
+
+
+def against_model(case: ir.Case, meaning: model.Meaning, outcome) -> list[Mismatch]:
+    """Where ``outcome`` (an error-free run of a valid case with a defined
+    meaning) differs from what the case means."""
+    rows, first = [], None   # first: (primitive, message) of the first difference
+    if outcome.reads is not None:
+        rows.append(("reads", list(meaning.reads), list(outcome.reads)))
+        for k, (want, got) in enumerate(zip(meaning.reads, outcome.reads)):
+            if want != got and first is None:
+                why = f" ({WRAPS})" if _wrapped(want) == got else ""
+                first = (_blame(case, meaning.read_writers[k]),
+                         f"read {k} is {got}, expected {want}{why}")
+    if outcome.state is not None:
+        for i, got in zip(_unscoped(case), outcome.state):
+            want = np.asarray(meaning.state[i], dtype=object)
+            rows.append((f"s{i}", meaning.state[i], got))
+            bad = np.argwhere(want != np.asarray(got, dtype=object))
+            if len(bad) and first is None:
+                at = tuple(int(j) for j in bad[0])
+                w, g = want[at], np.asarray(got)[at]
+                why = f" ({WRAPS})" if _wrapped(w) == g else ""
+                writer = np.asarray(meaning.state_writers[i], dtype=object)[at]
+                first = (_blame(case, writer),
+                         f"final s{i}{list(at)} is {g}, expected {w}{why}")
+    if outcome.leftover is not None:
+        nonzero = _nonzero(meaning.state)
+        rows.append(("left over", nonzero or 0, outcome.leftover))
+        if not _leftover_fits(outcome.leftover, nonzero):
+            first = first or ("?", f"count left at kernel exit is {outcome.leftover}, "
+                                   f"expected {'one of those left non-zero' if nonzero else 0}")
+    if first is None:
+        return []
+    return [Mismatch("model-vs-path", first[0], outcome.path, first[1],
+                     side_by_side(case, rows, "expected (model)", f"actual ({outcome.path})"))]
+
+
+def between_paths(case: ir.Case, outcomes) -> list[Mismatch]:
+    """Where two error-free runs of the same case disagree on what both show."""
+    found = []
+    ran = [o for o in outcomes if o.error is None and o.reads is not None]
+    for a, b in zip(ran, ran[1:]):
+        if list(a.reads) != list(b.reads):
+            k = next(k for k, (x, y) in enumerate(zip(a.reads, b.reads)) if x != y)
+            found.append(Mismatch(
+                "path-vs-path", "semaphore_read", f"{a.path}/{b.path}",
+                f"read {k} is {a.reads[k]} on {a.path}, {b.reads[k]} on {b.path}",
+                side_by_side(case, [("reads", list(a.reads), list(b.reads))], a.path, b.path)))
+    with_state = [o for o in outcomes if o.error is None and o.state is not None]
+    for a in with_state:
+        for b in outcomes:
+            if b.error is None and b.leftover is not None:
+                nonzero = _nonzero(a.state)
+                if not _leftover_fits(b.leftover, nonzero):
+                    found.append(Mismatch(
+                        "path-vs-path", "?", f"{a.path}/{b.path}",
+                        f"{b.path} leaves {b.leftover} at kernel exit; {a.path} "
+                        f"ends with non-zero counts {nonzero}",
+                        side_by_side(case, [("left over", nonzero or 0, b.leftover)],
+                               a.path, b.path)))
+    return found

@@ -1,0 +1,127 @@
+"""Metamorphic comparisons: two ways of running what must be the same
+computation must agree. No model decides the values; only equality counts.
+
+- ``jit-eager``: a path under ``jax.jit`` against the same path eagerly.
+- ``vmap-stack``: ``jax.vmap`` of the ``pallas_call`` over two ``dyn`` vectors
+  against the two calls one by one.
+- ``chain-equivalence``: the program against itself with every view
+  re-expressed as one static index of the same element (`model.canonical`).
+"""
+from __future__ import annotations
+
+import dataclasses
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from fuzz import emit, ir, model, paths
+from fuzz.differential import Mismatch, side_by_side
+
+# Paths whose runs return every value, so reruns can be compared exactly.
+EAGER_PATHS = ("run_state", "pallas_call")
+
+
+def _same(a, b) -> bool:
+    return len(a) == len(b) and all(
+        np.asarray(x).shape == np.asarray(y).shape and np.array_equal(x, y)
+        for x, y in zip(a, b))
+
+
+def _show(values) -> list:
+    return [np.asarray(v).tolist() for v in values]
+
+
+def _observed(o: paths.Outcome) -> tuple:
+    """What a run shows of the program (not the inputs it was given)."""
+    return (list(o.reads or ()), [np.asarray(x).tolist() for x in o.state or ()])
+
+
+def _describe(o: paths.Outcome) -> str:
+    return f"raised {type(o.error).__name__}" if o.error is not None else str(_show(o.values))
+
+
+def jit_vs_eager(case: ir.Case, eager: paths.Outcome) -> list[Mismatch]:
+    """``eager`` is an error-free run on one of `EAGER_PATHS`."""
+    jitted = paths.run(case, eager.path, wrap=jax.jit)
+    if jitted.error is None and _same(jitted.values, eager.values):
+        return []
+    what = ("jit raised " + type(jitted.error).__name__ if jitted.error is not None
+            else "results differ")
+    return [Mismatch("jit-eager", "?", eager.path, f"{what} under jax.jit",
+                     side_by_side(case, [("results", _describe(eager), _describe(jitted))],
+                            "eager", "jax.jit"))]
+
+
+def bumped(case: ir.Case) -> ir.Case:
+    """``case`` with the lowest bit of every dynamic ``inc``/``value`` flipped:
+    the same kernel and views, other counts (int32 range kept)."""
+    def flip(i: ir.Int) -> ir.Int:
+        return ir.Int(i.value ^ 1, True) if i.dynamic else i
+
+    body = []
+    for s in case.body:
+        if isinstance(s, ir.Signal):
+            s = dataclasses.replace(s, inc=flip(s.inc))
+        elif isinstance(s, ir.Wait):
+            s = dataclasses.replace(s, value=flip(s.value))
+        body.append(s)
+    return dataclasses.replace(case, body=tuple(body))
+
+
+def _ends_at_zero(case: ir.Case) -> bool:
+    meaning = model.evaluate(case)
+    return meaning.undefined is None and not any(
+        np.any(np.asarray(s, dtype=object) != 0) for s in meaning.state)
+
+
+def vmap_applies(case: ir.Case) -> str | None:
+    """Why vmap-stack does not apply (None if it does). Scratch semaphores
+    live across the grid steps vmap adds, on hardware as in the interpreter,
+    so only kernels that leave every count at 0 (as Pallas requires) must
+    batch like separate calls."""
+    other = bumped(case)
+    if not (_ends_at_zero(case) and _ends_at_zero(other)):
+        return "the kernel leaves a semaphore count non-zero (or blocks)"
+    return None
+
+
+def vmap_vs_stack(case: ir.Case) -> list[Mismatch]:
+    call = paths.pallas_function(case)
+    dyns = [paths.dyn_vector(case), paths.dyn_vector(bumped(case))]
+    try:
+        one_by_one = [np.asarray(call(d)) for d in dyns]
+    except Exception:  # noqa: BLE001 - the pallas_call path itself reports it
+        return []
+    try:
+        batched = np.asarray(jax.vmap(call)(jnp.stack(dyns)))
+    except Exception as e:  # noqa: BLE001
+        return [Mismatch("vmap-stack", "?", "pallas_call",
+                         f"vmap raised {type(e).__name__}: {str(e).splitlines()[0][:200]}",
+                         side_by_side(case, [("results", _show(one_by_one), "raised")],
+                                "one by one", "vmap"))]
+    if _same(list(batched), one_by_one):
+        return []
+    return [Mismatch("vmap-stack", "?", "pallas_call", "vmap result differs from the "
+                     "calls one by one",
+                     side_by_side(case, [("results", _show(one_by_one), batched.tolist())],
+                            "one by one", "vmap"))]
+
+
+def chain_equivalence(case: ir.Case, outcome: paths.Outcome) -> list[Mismatch]:
+    """``outcome`` is an error-free run of ``case`` on one of `EAGER_PATHS`."""
+    simple = model.canonical(case)
+    if simple == case:
+        return []
+    again = paths.run(simple, outcome.path)
+    if again.error is None and _observed(again) == _observed(outcome):
+        return []
+    what = ("the re-indexed program raised " + type(again.error).__name__
+            if again.error is not None else "results differ")
+    return [Mismatch("chain-equivalence", "?", outcome.path,
+                     f"{what} when every view is one static index",
+                     side_by_side(case, [("reads, state", _observed(outcome),
+                                          _observed(again) if again.error is None
+                                          else _describe(again))],
+                                  "as written", "re-indexed") +
+                     f"\nre-indexed program:\n{emit.kernel_source(simple)}")]

@@ -1,0 +1,86 @@
+"""What each path is known not to support, and how to tell "unsupported"
+from "broken".
+
+A valid program that a path refuses with NotImplementedError (or a message
+that says "not supported") is recorded as unsupported, not as a crash. The
+`TABLE` lists what we have seen refused, with the JAX releases we saw it on;
+tests/test_unsupported.py replays each entry's example, so a JAX release that
+adds support fails that test and the entry must go.
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from fuzz import compat, ir
+
+# How "this is not supported" reads in JAX's errors.
+_SAYS_UNSUPPORTED = re.compile(
+    r"^NotImplementedError|not (yet )?(supported|implemented)|"
+    r"translation rule for primitive '\w+' not found", re.IGNORECASE)
+
+
+@dataclass(frozen=True)
+class Unsupported:
+    id: str
+    path: str
+    match: str          # regex on "ExceptionType: first line"
+    description: str
+    example: ir.Case
+    jax_versions: tuple[tuple[int, int], ...] = ((0, 12),)
+
+
+_S = ir.Semaphore("regular", (2,))
+_AT1 = ir.View(0, (ir.At((ir.Int(1),)),))
+
+
+def _case(sem, *body, paths):
+    return ir.Case((sem,), tuple(body), paths)
+
+
+TABLE: tuple[Unsupported, ...] = (
+    Unsupported(
+        "tpu-interpret-semaphore-read", "tpu_interpret",
+        r"MLIR translation rule for primitive 'semaphore_read' not found for platform cpu",
+        "the TPU interpreter has no CPU rule for semaphore_read",
+        _case(_S, ir.Read(_AT1), paths=("tpu_interpret",))),
+    Unsupported(
+        "tpu-interpret-nondecrementing-wait", "tpu_interpret",
+        r"NotImplementedError: Non-decrementing wait is not supported",
+        "the TPU interpreter refuses semaphore_wait(decrement=False)",
+        _case(_S, ir.Wait(_AT1, ir.Int(0), decrement=False), paths=("tpu_interpret",))),
+    Unsupported(
+        "tpu-interpret-int16-semaphore", "tpu_interpret",
+        r"ValueError: Length of slice indices must match number of operand dimensions",
+        "the TPU interpreter cannot use an int16 ref (the HLO interpreter's "
+        "semaphore dtype) as a semaphore; the error does not say so",
+        _case(ir.Semaphore("int16", (2,)), ir.Signal(_AT1, ir.Int(1)),
+              paths=("tpu_interpret",))),
+    *(Unsupported(
+        f"transpose-not-dischargeable-{path}", path,
+        r"NotImplementedError: .*TransposeTransform",
+        "a transposed semaphore view traces, but discharge has no rule for it",
+        _case(ir.Semaphore("int16", (2, 2)),
+              ir.Signal(ir.View(0, (ir.Transpose((1, 0)), ir.At((ir.Int(0), ir.Int(1))))),
+                        ir.Int(1)),
+              paths=(path,)),
+        ((0, 10), (0, 12))) for path in ("abstract", "run_state", "pallas_call")),
+)
+
+
+def says_unsupported(text: str) -> bool:
+    return _SAYS_UNSUPPORTED.search(text) is not None
+
+
+def classify(path: str, text: str) -> Unsupported | None:
+    """The table entry for error ``text`` ("Type: first line") on ``path``."""
+    for entry in TABLE:
+        if entry.path == path and re.search(entry.match, text):
+            return entry
+    return None
+
+
+def current() -> tuple[Unsupported, ...]:
+    """Entries seen on the running JAX release."""
+    v = compat.jax_version()[:2]
+    return tuple(e for e in TABLE if v in e.jax_versions)
