@@ -11,8 +11,9 @@ import collections
 import time
 from dataclasses import dataclass, field
 
-from hypothesis import HealthCheck, Phase, given, seed as hseed, settings
+from hypothesis import HealthCheck, Phase, given, seed as hseed, settings, strategies as st
 
+import strategies
 from fuzz import known_findings, oracles
 
 
@@ -21,6 +22,7 @@ class Stats:
     cases: collections.Counter = field(default_factory=collections.Counter)
     skipped: collections.Counter = field(default_factory=collections.Counter)
     known: collections.Counter = field(default_factory=collections.Counter)
+    already_found: collections.Counter = field(default_factory=collections.Counter)
     failures: list[oracles.OracleFailure] = field(default_factory=list)
     errors: list[BaseException] = field(default_factory=list)
     seconds: float = 0.0
@@ -34,9 +36,13 @@ class Stats:
 SESSION = Stats()
 
 
-def check_property(case, stats: Stats = SESSION, include_known=False) -> oracles.CaseReport:
-    """Run ``case`` everywhere; raise its first unknown failure."""
-    report = oracles.check(case)
+def check_property(case, stats: Stats = SESSION, include_known=False, *,
+                   on_paths=None, only_oracles=None, already_found=None) -> oracles.CaseReport:
+    """Run ``case`` everywhere (or ``on_paths``); raise its first unknown
+    failure. A campaign narrows what counts with ``only_oracles`` (names) and
+    ``already_found(failure) -> bool`` (what it has filed already: counted,
+    not raised again, so Hypothesis does not shrink it once more)."""
+    report = oracles.check(case, on_paths=on_paths)
     stats.cases["case"] += 1
     for o in report.outcomes:
         stats.cases[o.path] += 1
@@ -44,14 +50,36 @@ def check_property(case, stats: Stats = SESSION, include_known=False) -> oracles
         stats.skipped[path] += 1
     unknown = []
     for f in report.failures:
+        if only_oracles is not None and f.oracle not in only_oracles:
+            continue
         k = known_findings.match(f, report.failures)
         if k is not None and not include_known:
             stats.known[k.id] += 1
+        elif already_found is not None and already_found(f):
+            stats.already_found[f.oracle] += 1
         else:
             unknown.append(f)
     if unknown:
         raise unknown[0]
     return report
+
+
+_SLOW_OK = [HealthCheck.too_slow, HealthCheck.data_too_large, HealthCheck.filter_too_much]
+
+
+def campaign_test(body, strategy_names, *, database, max_examples: int, phases):
+    """The Hypothesis test a campaign worker runs, in both of its modes:
+    ``body(case)`` over valid and/or invalid programs (``strategy_names``).
+    One test, so Hypothesis and atheris share its database entries."""
+    make = {"valid": strategies.programs, "invalid": strategies.invalid_programs}
+
+    @settings(max_examples=max_examples, deadline=None, database=database,
+              report_multiple_bugs=True, print_blob=False, phases=phases,
+              suppress_health_check=_SLOW_OK)
+    @given(st.one_of(*[make[name]() for name in strategy_names]))
+    def campaign(case):
+        body(case)
+    return campaign
 
 
 def run_campaign(strategy, *, max_examples: int, seed: int | None = None,
@@ -63,8 +91,7 @@ def run_campaign(strategy, *, max_examples: int, seed: int | None = None,
     @settings(max_examples=max_examples, deadline=None, database=database,
               report_multiple_bugs=True, print_blob=False,
               phases=[Phase.explicit, Phase.reuse, Phase.generate, Phase.shrink],
-              suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large,
-                                     HealthCheck.filter_too_much])
+              suppress_health_check=_SLOW_OK)
     @given(strategy)
     def prop(case):
         check_property(case, stats, include_known)
@@ -77,16 +104,67 @@ def run_campaign(strategy, *, max_examples: int, seed: int | None = None,
     except BaseException as e:  # noqa: BLE001 - sorted below
         if isinstance(e, KeyboardInterrupt):
             raise
-        for leaf in _leaves(e):
+        for leaf in leaves(e):
             (stats.failures if isinstance(leaf, oracles.OracleFailure)
              else stats.errors).append(leaf)
     stats.seconds = time.perf_counter() - start
     return stats
 
 
-def _leaves(e: BaseException):
+def leaves(e: BaseException):
+    """The single exceptions in ``e`` (Hypothesis groups distinct bugs)."""
     if isinstance(e, BaseExceptionGroup):
         for sub in e.exceptions:
-            yield from _leaves(sub)
+            yield from leaves(sub)
     else:
         yield e
+
+
+def replay_database(test, on_failure):
+    """Run ``test`` over its example database's saved failures only; hand
+    each failure to ``on_failure`` (anything else is raised)."""
+    replay = settings(test._hypothesis_internal_use_settings,
+                      phases=(Phase.explicit, Phase.reuse))(test)
+    try:
+        replay()
+    except BaseException as e:  # noqa: BLE001 - sorted below
+        for leaf in leaves(e):
+            if not isinstance(leaf, oracles.OracleFailure):
+                raise leaf
+            on_failure(leaf)
+
+
+def filed_signatures(corpus_dir, on_warning) -> set[str]:
+    """The signatures of the findings filed in the corpus already."""
+    from fuzz import corpus
+    filed = set()
+    for path in corpus.files(corpus_dir, "regression"):
+        try:
+            filed.add(corpus.load(path).signature)
+        except corpus.CorpusError as e:
+            on_warning(str(e))
+    return filed
+
+
+def replay_corpus(corpus_dir, run, *, on_failure, on_fixed, on_warning):
+    """Known failures first: ``run(case)`` each corpus regression, then each
+    seed. A failure goes to ``on_failure``; a regression whose signature no
+    longer shows goes to ``on_fixed(entry)``; a bad file to ``on_warning``."""
+    from fuzz import corpus, findings
+    for kind in ("regression", "seed"):
+        for path in corpus.files(corpus_dir, kind):
+            try:
+                entry = corpus.load(path)
+            except corpus.CorpusError as e:
+                on_warning(str(e))
+                continue
+            if entry.meta.get("oracle") == "crash":
+                continue   # it would kill the process again; it stays filed as it is
+            try:
+                report = run(entry.case)
+            except oracles.OracleFailure as f:
+                on_failure(f)
+                continue
+            if kind == "regression" and not any(
+                    findings.signature(f) == entry.signature for f in report.failures):
+                on_fixed(entry)

@@ -1,51 +1,82 @@
-"""The main job's summary: throughput per path, known findings hit, and each
-new failure grouped by oracle and primitive with its shrunk program."""
+"""What a campaign prints: one progress line while it runs, and a summary at
+the end (from the same dictionary that goes into ``summary.json``)."""
 from __future__ import annotations
 
-import collections
+import sys
+import time
 
-from fuzz import emit, known_findings
+from fuzz import known_findings
 
 
-def text(results: dict) -> str:
-    lines = []
-    for name, stats in results.items():
-        rate = stats.total / stats.seconds if stats.seconds else 0.0
-        lines.append(f"\n== {name} programs: {stats.total} cases in "
-                     f"{stats.seconds:.1f}s ({rate:.1f} cases/s)")
-        for path in sorted(k for k in stats.cases if k != "case"):
-            skipped = stats.skipped.get(path, 0)
-            lines.append(f"   {path:<12} {stats.cases[path]:>6} run"
-                         + (f", {skipped} not applicable" if skipped else ""))
-        for path, n in stats.skipped.items():
-            if path not in stats.cases:
-                lines.append(f"   {path:<12} {0:>6} run, {n} not applicable")
-        if stats.known:
-            lines.append("   known findings hit (counted, not raised):")
-            for kid, n in stats.known.most_common():
-                lines.append(f"     {n:>5}  {kid}: {known_findings.BY_ID[kid].description}")
-        groups = collections.defaultdict(list)
-        for f in stats.failures:
-            groups[(f.oracle, f.primitive)].append(f)
-        lines.append(f"   new failures: {len(stats.failures)}")
-        for (oracle, primitive), fs in sorted(groups.items()):
-            lines.append(f"   -- {oracle} / {primitive}")
-            for f in fs:
-                lines.append(f"      {type(f).__name__}: {f}")
-                if f.case is not None:
-                    lines.append("      shrunk program:")
-                    lines += ["        " + l for l in
-                              _declarations(f.case) + emit.kernel_source(f.case).splitlines()]
-        for e in stats.errors:
-            lines.append(f"   run error: {type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}")
+def progress_line(c) -> str:
+    """cases/s, cases per path, distinct findings, discharge-rule coverage."""
+    elapsed = time.monotonic() - c.start
+    paths = " ".join(f"{p} {n}" for p, n in sorted(c.per_path.items()))
+    new = sum(1 for f in c.findings if f["new"])
+    live = sum(1 for s in c.slots if s.proc is not None)
+    return (f"[{_clock(elapsed)}/{_clock(c.config.budget_s)}] {c.cases} cases "
+            f"{c.cases / elapsed if elapsed else 0:.1f}/s | {paths or 'starting workers'} | "
+            f"findings {new} new, {len(c.findings) - new} filed before, "
+            f"{sum(c.known.values())} known hits | rules {len(c.rules)}/{c.rules_total} | "
+            f"workers {live}/{len(c.slots)}, restarts {sum(c.restarts.values())}"
+            + (f" | stopping ({c.stop_reason})" if c.stop_reason else ""))
+
+
+class Progress:
+    """Redraws one line on a terminal; on a log, prints a line every 10 s."""
+
+    def __init__(self, stream=sys.stderr, every_s: float = 10.0):
+        self.stream, self.every_s, self.last = stream, every_s, 0.0
+        self.tty = stream.isatty()
+
+    def __call__(self, campaign):
+        line = progress_line(campaign)
+        if self.tty:
+            self.stream.write("\r\x1b[K" + line)
+        elif time.monotonic() - self.last >= self.every_s:
+            self.stream.write(line + "\n")
+            self.last = time.monotonic()
+        self.stream.flush()
+
+    def done(self):
+        if self.tty:
+            self.stream.write("\n")
+
+
+def text(summary: dict, out_dir: str) -> str:
+    f = summary["findings"]
+    cov = summary["coverage"]
+    lines = [f"== campaign: {summary['cases']} cases in {summary['seconds']}s "
+             f"({summary['cases_per_s']} cases/s), stopped by {summary['stopped_by']}, "
+             f"seed {summary['config']['seed']}"]
+    for path, n in sorted(summary["cases_per_path"].items()):
+        skipped = summary["not_applicable_per_path"].get(path, 0)
+        lines.append(f"   {path:<14} {n:>7} run" + (f", {skipped} not applicable" if skipped else ""))
+    for index, w in summary["workers"].items():
+        lines.append(f"   worker {index}: {w['cases']} cases, {w['cases_per_s']} cases/s")
+    lines.append(f"   discharge rules exercised: {len(cov['rules_run'])} of {cov['rules_total']}")
+    rss = summary["rss_mb"]
+    lines.append(f"   worker RSS: {rss['worker_start']} MB at start, peak {rss['worker_peak']} MB; "
+                 f"restarts: {summary['restarts'] or 'none'}")
+    if f["known"]:
+        lines.append("   known findings hit (counted, not reported):")
+        for kid, n in sorted(f["known"].items(), key=lambda kv: -kv[1]):
+            lines.append(f"     {n:>5}  {kid}: {known_findings.BY_ID[kid].description}")
+    if f["fixed"]:
+        lines.append(f"   filed findings that no longer fail: {', '.join(f['fixed'])}")
+    if f["seen_again"]:
+        lines.append(f"   filed before, seen again: {', '.join(x['id'] for x in f['seen_again'])}")
+    lines.append(f"   new findings: {len(f['new'])}")
+    for x in f["new"]:
+        lines.append(f"     {x['id']}  [{x['symptom']}] {x['path']}: {x['message'][:160]}")
+    for message in summary["warnings"]:
+        lines.append(f"   warning: {message}")
+    for message in summary["errors"]:
+        lines.append(f"   campaign error: {message}")
+    lines.append(f"   outputs: {out_dir}/summary.json, junit.xml, summary.html")
     return "\n".join(lines)
 
 
-def _declarations(case):
-    decls = [f"# s{i}: {s.kind}{list(s.shape)}{' (run_scoped)' if s.scoped else ''}"
-             for i, s in enumerate(case.semaphores)]
-    if case.dynamic_values:
-        decls.append(f"# dyn = {list(case.dynamic_values)}")
-    if case.expect:
-        decls.append(f"# expected: {case.expect.type} /{case.expect.match}/ from {case.expect.primitive}")
-    return decls
+def _clock(seconds: float) -> str:
+    seconds = int(seconds)
+    return f"{seconds // 3600}:{seconds // 60 % 60:02d}:{seconds % 60:02d}"

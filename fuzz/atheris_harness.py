@@ -1,0 +1,108 @@
+#!/usr/bin/env python3
+"""Coverage-guided fuzzing: atheris (libFuzzer) drives the campaign's
+Hypothesis test through ``test.hypothesis.fuzz_one_input``, the pattern of
+OSS-Fuzz's Python harnesses. Only JAX's discharge machinery is instrumented
+(state, Pallas primitives and interpreters), so coverage feedback stays cheap.
+
+Standalone, libFuzzer's own options and corpus directories work:
+
+    fuzz/atheris_harness.py -max_total_time=60 -runs=1000 my_corpus/
+    fuzz/atheris_harness.py -minimize_crash=1 -runs=100 crash-<sha>
+
+It replays known failures first (the example database's, then the corpus
+regressions), then fuzzes; a new failure stops it as a libFuzzer crash (the
+input is kept as ``crash-*``). Campaign workers (``discharge-fuzz run --mode
+atheris``) use the same functions but file each failure and go on.
+"""
+from __future__ import annotations
+
+import inspect
+import os
+import sys
+
+if __package__ in (None, ""):   # run as a script: make `fuzz` importable
+    sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+import atheris
+
+# Module prefixes whose code gets coverage instrumentation.
+DISCHARGE_MODULES = ("jax._src.state", "jax._src.pallas.primitives",
+                     "jax._src.pallas.hlo_interpreter", "jax._src.pallas.pallas_call",
+                     "jax._src.pallas.mosaic.primitives", "jax._src.pallas.mosaic.interpret")
+
+
+def instrument_discharge_modules() -> int:
+    """Instrument the functions (and methods) of JAX's discharge-related
+    modules in place; JAX is imported already, so `instrument_imports` would
+    miss them. Returns how many functions were instrumented."""
+    import jax  # noqa: F401
+    count = 0
+    for name, module in list(sys.modules.items()):
+        if module is None or not name.startswith(DISCHARGE_MODULES):
+            continue
+        for obj in list(vars(module).values()):
+            functions = [obj] if inspect.isfunction(obj) else (
+                [v for v in vars(obj).values() if inspect.isfunction(v)]
+                if inspect.isclass(obj) else [])
+            for f in functions:
+                if f.__module__ == name:
+                    atheris.instrument_func(f)
+                    count += 1
+    return count
+
+
+def fuzz(test, *, on_failure, should_stop, on_stop, seed: int, corpus_dir: str,
+         libfuzzer_args=()):
+    """Fuzz forever (or as libFuzzer's options say): each input is one
+    example of ``test``; a failure goes to ``on_failure`` and fuzzing goes on.
+    Signals and crashes are left to the campaign's supervisor (libFuzzer's
+    handlers are off), so a dying worker dies of its own signal."""
+    from fuzz import oracles
+    os.makedirs(corpus_dir, exist_ok=True)
+
+    def one_input(data: bytes):
+        if should_stop():
+            on_stop()
+        try:
+            test.hypothesis.fuzz_one_input(data)
+        except oracles.OracleFailure as f:
+            on_failure(f)
+
+    argv = [sys.argv[0], f"-seed={seed % 2**31 or 1}", "-rss_limit_mb=0", "-timeout=0",
+            "-handle_segv=0", "-handle_abrt=0", "-handle_bus=0", "-handle_ill=0",
+            "-handle_fpe=0", "-handle_int=0", "-handle_term=0", "-print_final_stats=0",
+            *libfuzzer_args, corpus_dir]
+    atheris.Setup(argv, one_input)
+    atheris.Fuzz()
+
+
+def main():
+    """Standalone: replay known failures, then let libFuzzer run the test;
+    a failure not filed in the corpus stops it as a crash."""
+    from hypothesis import Phase
+    from fuzz import campaign, findings
+    from fuzz.database import open_database
+    corpus_dir = os.environ.get("DISCHARGE_FUZZ_CORPUS", "corpus")
+    database = os.environ.get("DISCHARGE_FUZZ_DATABASE", os.path.join(corpus_dir, "db"))
+    filed = campaign.filed_signatures(
+        corpus_dir, lambda m: print(f"atheris harness: skipped {m}", file=sys.stderr))
+
+    def body(case):
+        return campaign.check_property(
+            case, campaign.Stats(), already_found=lambda f: findings.signature(f) in filed)
+    test = campaign.campaign_test(body, ["valid", "invalid"], database=open_database(database),
+                                  max_examples=1, phases=tuple(Phase))
+    instrument_discharge_modules()
+
+    def still_fails(f):
+        print(f"atheris harness: known failure, not filed yet: {f}", file=sys.stderr)
+    campaign.replay_database(test, still_fails)
+    campaign.replay_corpus(corpus_dir, body, on_failure=still_fails,
+                           on_fixed=lambda e: print(f"atheris harness: fixed? {e.path}", file=sys.stderr),
+                           on_warning=lambda m: print(f"atheris harness: skipped {m}", file=sys.stderr))
+    atheris.Setup(sys.argv, test.hypothesis.fuzz_one_input)
+    atheris.Fuzz()
+
+
+if __name__ == "__main__":
+    main()

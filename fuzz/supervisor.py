@@ -1,0 +1,430 @@
+"""The nightly job: a time-budgeted campaign over crash-isolated workers.
+
+The supervisor starts N worker processes (`fuzz.workers`), reads their event
+pipes, shows progress, and turns a worker that dies, hangs past the per-case
+timeout or outgrows its memory limit into a crash finding (symptom crash /
+timeout / oom) on the case the worker saved before running it; then a fresh
+worker takes its place. At the end of the budget, or on SIGINT/SIGTERM,
+workers get SIGTERM (they file what they found and exit), stragglers are
+killed after a grace period, and the run's summary is written and returned.
+"""
+from __future__ import annotations
+
+import collections
+import json
+import os
+import random
+import re
+import selectors
+import signal
+import subprocess
+import sys
+import time
+from dataclasses import asdict, dataclass, field
+
+from fuzz import atomic, serialize, workers
+
+MODES = ("hypothesis", "atheris", "mixed")
+GRACE_S = 15.0          # how long stopping workers may take to file and exit
+SAMPLE_EVERY_S = 2.0    # timeline resolution for the plots
+SAVE_EVERY_S = 30.0     # the summary on disk is never older than this
+MAX_BROKEN = 3          # worker start-up / fuzzer errors before the campaign gives up
+
+
+@dataclass
+class CampaignConfig:
+    budget_s: float
+    workers: int = 1
+    mode: str = "hypothesis"
+    seed: int | None = None
+    strategies: list[str] = field(default_factory=lambda: ["valid", "invalid"])
+    paths: list[str] | None = None
+    oracles: list[str] | None = None
+    include_known: bool = False
+    database: str | None = None
+    corpus_dir: str = "corpus"
+    reports_dir: str = "reports"
+    out_dir: str = "runs/latest"
+    case_timeout_s: float = 30.0
+    filing_timeout_s: float = 600.0
+    max_rss_mb: int | None = None
+    recycle_after: int = 2000
+    clear_caches_every: int = 100
+    max_cases: int | None = None
+    minimize: bool = True
+    verify: bool = True
+    setup: list[str] = field(default_factory=list)
+
+
+@dataclass
+class Slot:
+    """One worker place: the process currently in it and what it is doing."""
+    index: int
+    generation: int = -1
+    proc: subprocess.Popen | None = None
+    reader: int | None = None
+    buffer: bytes = b""
+    mode: str = "hypothesis"
+    phase: str = "starting"          # starting | idle | case | filing
+    phase_since: float = 0.0
+    last_done: int = 0
+    kill_reason: str | None = None
+    error: str | None = None
+    rss_mb: float = 0.0
+    cases: int = 0
+    busy_s: float = 0.0
+    alive_s: float = 0.0
+    started: float = 0.0
+
+
+def rss_mb(pid: int) -> float:
+    """Resident memory of a process from /proc (0 if it is gone)."""
+    try:
+        with open(f"/proc/{pid}/status") as f:
+            for line in f:
+                if line.startswith("VmRSS:"):
+                    return int(line.split()[1]) / 1024
+    except OSError:
+        pass
+    return 0.0
+
+
+class Campaign:
+    def __init__(self, config: CampaignConfig, progress=None):
+        self.config = config
+        self.progress = progress            # callable(campaign) or None
+        self.seed = config.seed if config.seed is not None else random.getrandbits(32)
+        self.state_dir = os.path.join(config.out_dir, "state")
+        self.slots = [Slot(i) for i in range(config.workers)]
+        self.selector = selectors.DefaultSelector()
+        self.stop_reason: str | None = None
+        self.cases = 0
+        self.per_path = collections.Counter()
+        self.skipped = collections.Counter()
+        self.known = collections.Counter()
+        self.already = collections.Counter()
+        self.rules: set[str] = set()
+        self.rules_total = 0
+        self.findings: list[dict] = []      # one per signature filed by this run
+        self.fixed: list[str] = []
+        self.warnings: list[str] = []
+        self.errors: list[str] = []
+        self.restarts = collections.Counter()
+        self.timeline: list[dict] = []
+        self.peak_rss_mb = 0.0
+        self.rss_start_mb: float | None = None
+        self.retired = []                   # (index, generation, cases, busy_s, alive_s)
+
+    # -- workers ----------------------------------------------------------
+    def _mode_of(self, index):
+        if self.config.mode == "mixed":
+            return ("hypothesis", "atheris")[index % 2]
+        return self.config.mode
+
+    def _spawn(self, slot: Slot, now: float):
+        c = self.config
+        slot.generation += 1
+        slot.mode = self._mode_of(slot.index)
+        read_fd, write_fd = os.pipe()
+        cfg = workers.WorkerConfig(
+            index=slot.index, generation=slot.generation, mode=slot.mode,
+            seed=(self.seed * 1000003 + slot.index * 7919 + slot.generation) % 2**63,
+            strategies=c.strategies, state_dir=self.state_dir, corpus_dir=c.corpus_dir,
+            reports_dir=c.reports_dir, database=c.database, events_fd=write_fd,
+            paths=c.paths, oracles=c.oracles, include_known=c.include_known,
+            minimize=c.minimize, verify=c.verify, clear_caches_every=c.clear_caches_every,
+            recycle_after=c.recycle_after, setup=c.setup,
+            max_cases=(None if c.max_cases is None
+                       else max(1, (c.max_cases - self.cases) // c.workers)),
+            replay=(slot.index == 0 and slot.generation == 0))
+        log = open(os.path.join(self.state_dir, f"worker-{slot.index}.log"), "ab")
+        slot.proc = subprocess.Popen(
+            [sys.executable, "-m", "fuzz.workers", cfg.to_json()], pass_fds=(write_fd,),
+            stdin=subprocess.DEVNULL, stdout=log, stderr=log,
+            start_new_session=True)   # Ctrl-C reaches the supervisor only
+        log.close()
+        os.close(write_fd)
+        os.set_blocking(read_fd, False)
+        slot.reader, slot.buffer = read_fd, b""
+        self.selector.register(read_fd, selectors.EVENT_READ, slot)
+        slot.phase, slot.phase_since, slot.started = "starting", now, now
+        slot.last_done, slot.kill_reason, slot.error = 0, None, None
+        slot.cases, slot.busy_s = 0, 0.0
+
+    def _read(self, slot: Slot, now: float):
+        while True:
+            try:
+                chunk = os.read(slot.reader, 65536)
+            except BlockingIOError:
+                break
+            if not chunk:
+                break
+            slot.buffer += chunk
+        *lines, slot.buffer = slot.buffer.split(b"\n")
+        for line in lines:
+            try:
+                event = json.loads(line)
+            except ValueError:
+                continue
+            self._on_event(slot, event, now)
+
+    def _on_event(self, slot: Slot, ev: dict, now: float):
+        kind = ev["e"]
+        if kind == "ready":
+            self.rules_total = max(self.rules_total, ev["rules_total"])
+            slot.phase, slot.phase_since = "idle", now
+        elif kind == "start":
+            slot.phase, slot.phase_since = "case", now
+        elif kind == "done":
+            slot.phase, slot.phase_since, slot.last_done = "idle", now, ev["seq"]
+            slot.cases += 1
+            slot.busy_s += ev["s"]
+            self.cases += 1
+            self.per_path.update(ev["paths"])
+            self.skipped.update(ev["skipped"])
+            self.known.update(ev["known"])
+            self.already.update(ev["already"])
+            self.rules.update(ev["rules"])
+        elif kind == "filing":
+            slot.phase, slot.phase_since = "filing", now
+        elif kind == "finding":
+            slot.phase, slot.phase_since = "idle", now
+            self._add_finding({k: v for k, v in ev.items() if k != "e"}, now)
+        elif kind == "fixed":
+            self.fixed.append(ev["id"])
+        elif kind == "warning":
+            self.warnings.append(ev["message"])
+        elif kind == "error":
+            slot.error = ev["message"]
+
+    def _add_finding(self, finding: dict, now: float):
+        finding["t"] = round(now - self.start, 1)
+        if not any(f["signature"] == finding["signature"] for f in self.findings):
+            self.findings.append(finding)
+
+    def _exited(self, slot: Slot, now: float):
+        self._read(slot, now)
+        self.selector.unregister(slot.reader)
+        os.close(slot.reader)
+        rc = slot.proc.returncode
+        slot.alive_s = now - slot.started
+        self.retired.append((slot.index, slot.generation, slot.cases, slot.busy_s, slot.alive_s))
+        if slot.kill_reason == "stop" or (rc == 0 and slot.kill_reason is None):
+            if not self.stop_reason:
+                self.restarts["recycled"] += 1
+        elif rc in (workers.EXIT_SETUP, workers.EXIT_BROKEN) and slot.kill_reason is None:
+            self.errors.append(f"worker {slot.index}: {slot.error or f'exit {rc}'}")
+            if len(self.errors) >= MAX_BROKEN:
+                self._stop("errors", now)
+        else:
+            self._crash_finding(slot, rc, now)
+        slot.proc = None
+        if not self.stop_reason and not self._enough_cases():
+            self._spawn(slot, now)
+
+    def _crash_finding(self, slot: Slot, rc: int, now: float):
+        from fuzz import findings, paths
+        symptom = ("timeout" if slot.kill_reason == "timeout" else
+                   "oom" if slot.kill_reason == "oom" or rc in (workers.EXIT_OOM, -signal.SIGKILL)
+                   else "crash")
+        self.restarts[symptom] += 1
+        case, seq = self._inflight(slot)
+        how = (f"killed by {signal.Signals(-rc).name}" if rc < 0 else f"exit code {rc}")
+        if slot.kill_reason == "timeout":
+            how = f"no progress for {self.config.case_timeout_s:g}s, killed"
+        elif slot.kill_reason == "oom":
+            how = f"resident memory {slot.rss_mb:.0f} MB over --max-rss-mb, killed"
+        if case is None or (seq <= slot.last_done and slot.phase != "filing"):
+            self.warnings.append(f"worker {slot.index} ({how}) died outside a case")
+            return
+        stack = self._fault_stack(slot)
+        runners = {fn.__name__: name for name, fn in paths.RUNNERS.items()}
+        hit = [runners[m] for m in re.findall(r"line \d+ in (\w+)", stack) if m in runners]
+        path = hit[0] if hit else "?"
+        where = " while filing a finding" if slot.phase == "filing" else ""
+        detail = f"{how}{where} ({slot.mode} worker {slot.index})"
+        crash = findings.Crash(case, path, symptom, detail)
+        try:
+            finding, new = findings.record(
+                crash, corpus_dir=self.config.corpus_dir, reports_dir=self.config.reports_dir,
+                minimize=False, verify=False)   # re-running it would kill us too
+        except Exception as e:  # noqa: BLE001 - a finding we could not file is a campaign error
+            self.errors.append(f"could not file a {symptom} of worker {slot.index}: "
+                               f"{type(e).__name__}: {e}")
+            return
+        self._add_finding({"id": finding.id, "signature": finding.signature, "new": new,
+                           "oracle": "crash", "primitive": "?", "symptom": symptom,
+                           "path": path, "known": None, "message": detail,
+                           "stack": stack[-2000:]}, now)
+
+    def _inflight(self, slot: Slot):
+        try:
+            with open(os.path.join(self.state_dir, f"worker-{slot.index}.inflight.json")) as f:
+                data = json.load(f)
+            return serialize.from_data(data["case"]), data["seq"]
+        except (OSError, ValueError, KeyError, serialize.CaseFormatError):
+            return None, 0
+
+    def _fault_stack(self, slot: Slot) -> str:
+        try:
+            with open(os.path.join(self.state_dir, f"worker-{slot.index}.fault.txt")) as f:
+                return f.read()
+        except OSError:
+            return ""
+
+    def _kill(self, slot: Slot, reason: str):
+        if slot.proc is None or slot.kill_reason:
+            return
+        slot.kill_reason = reason
+        if reason == "timeout":   # the Python stack of the hang, into the fault file
+            try:
+                os.kill(slot.proc.pid, signal.SIGUSR1)
+                time.sleep(0.3)
+            except ProcessLookupError:
+                return
+        try:
+            os.killpg(slot.proc.pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+
+    # -- the loop ---------------------------------------------------------
+    def _stop(self, reason: str, now: float):
+        if self.stop_reason:
+            return
+        self.stop_reason, self.stop_deadline = reason, now + GRACE_S
+        for slot in self.slots:
+            if slot.proc is not None and slot.proc.poll() is None:
+                slot.proc.send_signal(signal.SIGTERM)
+
+    def _enough_cases(self) -> bool:
+        return self.config.max_cases is not None and self.cases >= self.config.max_cases
+
+    def _watch(self, slot: Slot, now: float):
+        limit = {"case": self.config.case_timeout_s,
+                 "filing": self.config.filing_timeout_s}.get(slot.phase,
+                                                               max(120.0, 4 * self.config.case_timeout_s))
+        if now - slot.phase_since > limit:
+            self._kill(slot, "timeout")
+        slot.rss_mb = rss_mb(slot.proc.pid)
+        self.peak_rss_mb = max(self.peak_rss_mb, slot.rss_mb)
+        if self.config.max_rss_mb and slot.rss_mb > self.config.max_rss_mb:
+            self._kill(slot, "oom")
+
+    def run(self) -> dict:
+        os.makedirs(self.state_dir, exist_ok=True)
+        self.start = now = time.monotonic()
+        self.started_at = time.time()
+        deadline = now + self.config.budget_s
+        handlers = {s: signal.signal(s, lambda signum, frame: setattr(
+            self, "_signal", signal.Signals(signum).name)) for s in (signal.SIGINT, signal.SIGTERM)}
+        self._signal = None
+        try:
+            for slot in self.slots:
+                self._spawn(slot, now)
+            next_sample = next_save = now
+            while True:
+                for key, _ in self.selector.select(timeout=0.25):
+                    self._read(key.data, time.monotonic())
+                now = time.monotonic()
+                for slot in self.slots:
+                    if slot.proc is not None and slot.proc.poll() is not None:
+                        self._exited(slot, now)
+                    elif slot.proc is not None:
+                        self._watch(slot, now)
+                if self._signal:
+                    self._stop(self._signal, now)
+                elif now >= deadline:
+                    self._stop("budget", now)
+                elif self._enough_cases():
+                    self._stop("max_cases", now)
+                live = [s for s in self.slots if s.proc is not None]
+                if self.stop_reason and now > self.stop_deadline:
+                    for slot in live:
+                        self._kill(slot, "stop")
+                if now >= next_sample:
+                    self._sample(now)
+                    next_sample = now + SAMPLE_EVERY_S
+                    if self.progress:
+                        self.progress(self)
+                if now >= next_save:
+                    self._save(now)
+                    next_save = now + SAVE_EVERY_S
+                if self.stop_reason and not live:
+                    break
+        finally:
+            for s, h in handlers.items():
+                signal.signal(s, h)
+            for slot in self.slots:   # on a supervisor error: leave no orphans
+                if slot.proc is not None and slot.proc.poll() is None:
+                    os.killpg(slot.proc.pid, signal.SIGKILL)
+        now = time.monotonic()
+        self._sample(now)
+        return self._save(now)
+
+    def _sample(self, now: float):
+        total = sum(s.rss_mb for s in self.slots if s.proc is not None)
+        if self.rss_start_mb is None and all(s.phase != "starting" for s in self.slots):
+            self.rss_start_mb = round(max(s.rss_mb for s in self.slots), 1)
+        self.timeline.append({
+            "t": round(now - self.start, 1), "cases": self.cases,
+            "findings": len(self.findings),
+            "new": sum(1 for f in self.findings if f["new"]), "rules": len(self.rules),
+            "rss_mb": round(total, 1),
+            "worker_rss_mb": {s.index: round(s.rss_mb, 1) for s in self.slots},
+            "worker_cases": {s.index: s.cases + sum(r[2] for r in self.retired if r[0] == s.index)
+                             for s in self.slots}})
+
+    def _save(self, now: float) -> dict:
+        from fuzz import run_outputs
+        summary = self.summary(now)
+        run_outputs.write_all(self.config.out_dir, summary)
+        return summary
+
+    def summary(self, now: float) -> dict:
+        elapsed = now - self.start
+        per_worker = collections.defaultdict(lambda: [0, 0.0, 0.0])
+        rows = self.retired + [(s.index, s.generation, s.cases, s.busy_s, now - s.started)
+                               for s in self.slots if s.proc is not None]
+        for index, _, cases, busy, alive in rows:
+            w = per_worker[index]
+            w[0] += cases
+            w[1] += busy
+            w[2] += alive
+        new = [f for f in self.findings if f["new"]]
+        import jax
+        return {
+            "schema": 1, "jax": jax.__version__, "python": sys.version.split()[0],
+            "started": time.strftime("%Y-%m-%dT%H:%M:%S%z", time.localtime(self.started_at)),
+            "seconds": round(elapsed, 1), "stopped_by": self.stop_reason,
+            "config": {**asdict(self.config), "seed": self.seed},
+            "cases": self.cases,
+            "cases_per_s": round(self.cases / elapsed, 2) if elapsed else 0.0,
+            "cases_per_path": dict(self.per_path), "not_applicable_per_path": dict(self.skipped),
+            "failures_per_oracle": self._per_oracle(),
+            "findings": {"new": new, "seen_again": [f for f in self.findings if not f["new"]],
+                         "known": dict(self.known), "fixed": self.fixed},
+            "coverage": {"rules_run": sorted(self.rules), "rules_total": self.rules_total},
+            "workers": {str(i): {"cases": w[0], "busy_s": round(w[1], 1),
+                                 "cases_per_s": round(w[0] / w[2], 2) if w[2] else 0.0}
+                        for i, w in sorted(per_worker.items())},
+            "restarts": dict(self.restarts),
+            "rss_mb": {"worker_start": self.rss_start_mb, "worker_peak": round(self.peak_rss_mb, 1),
+                       "worker_end": (self.timeline[-1]["worker_rss_mb"] if self.timeline else {}),
+                       "supervisor_peak": round(_own_peak_rss_mb(), 1)},
+            "warnings": self.warnings, "errors": self.errors,
+            "timeline": self.timeline,
+            "exit_code": 2 if self.errors else 1 if new else 0,
+        }
+
+    def _per_oracle(self) -> dict:
+        table = collections.defaultdict(collections.Counter)
+        for f in self.findings:
+            table[f["oracle"]]["new" if f["new"] else "seen_again"] += 1
+        for oracle, n in self.already.items():
+            table[oracle]["hits_of_filed"] += n
+        return {k: dict(v) for k, v in table.items()}
+
+
+def _own_peak_rss_mb() -> float:
+    import resource
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024

@@ -1,0 +1,276 @@
+"""Campaign workers: separate processes that draw cases and check them, so
+whatever JAX does to a process (segfault, abort, out of memory, hang) costs
+one worker, never the campaign.
+
+A worker is ``python -m fuzz.workers CONFIG_JSON``. It reports to the
+supervisor through one pipe, as JSON lines (``Channel``). Before each case it
+writes the case to its in-flight file (atomically), so a worker that dies
+leaves behind the case that killed it; faulthandler writes the Python stack
+of a fatal signal (or of SIGUSR1, sent before a hung worker is killed) next to
+it. SIGTERM asks the worker to stop after the current case, filing whatever
+it found first.
+"""
+from __future__ import annotations
+
+import faulthandler
+import importlib
+import json
+import os
+import random
+import signal
+import sys
+import time
+from dataclasses import asdict, dataclass, field
+
+EXIT_OOM = 86         # the worker ran out of memory (MemoryError)
+EXIT_SETUP = 87       # the worker could not start: not a finding, a campaign error
+EXIT_BROKEN = 88      # the fuzzer itself raised: not a finding, a campaign error
+RUN_EXAMPLES = 500    # Hypothesis examples per run: a fresh run (new seed) keeps
+                      # Hypothesis' in-memory search tree, and so memory, bounded
+
+
+@dataclass
+class WorkerConfig:
+    index: int
+    generation: int
+    mode: str                        # "hypothesis" | "atheris"
+    seed: int
+    strategies: list[str]
+    state_dir: str
+    corpus_dir: str
+    reports_dir: str
+    database: str | None
+    events_fd: int
+    paths: list[str] | None = None
+    oracles: list[str] | None = None
+    include_known: bool = False
+    minimize: bool = True
+    verify: bool = True
+    clear_caches_every: int = 100
+    recycle_after: int = 2000
+    max_cases: int | None = None
+    replay: bool = False             # replay the corpus first (one worker does)
+    setup: list[str] = field(default_factory=list)   # "module:function" hooks
+
+    def to_json(self) -> str:
+        return json.dumps(asdict(self))
+
+    def inflight_path(self) -> str:
+        return os.path.join(self.state_dir, f"worker-{self.index}.inflight.json")
+
+    def fault_path(self) -> str:
+        return os.path.join(self.state_dir, f"worker-{self.index}.fault.txt")
+
+
+class Channel:
+    """JSON lines to the supervisor; a vanished supervisor ends the worker."""
+
+    def __init__(self, fd: int):
+        self._out = os.fdopen(fd, "w", buffering=1, encoding="utf-8")
+
+    def send(self, event: str, **data):
+        try:
+            self._out.write(json.dumps({"e": event, **data}) + "\n")
+        except (BrokenPipeError, OSError):
+            os._exit(0)
+
+
+class Stop(BaseException):
+    """Raised inside a test to end the Hypothesis run: not a failure."""
+
+
+def load_hook(spec: str):
+    """``module:function`` -> the function (imported, not executed as text)."""
+    module, _, name = spec.partition(":")
+    if not module or not name:
+        raise ValueError(f"--worker-setup {spec!r}: expected module:function")
+    return getattr(importlib.import_module(module), name)
+
+
+class Worker:
+    def __init__(self, config: WorkerConfig, channel: Channel):
+        from fuzz import campaign, findings
+        self.config, self.channel = config, channel
+        self._campaign, self._findings = campaign, findings
+        self.cases = 0
+        self.stop_reason: str | None = None
+        self.pending: dict[str, object] = {}   # signature -> latest unfiled failure
+        self.filed = campaign.filed_signatures(
+            config.corpus_dir, lambda message: channel.send("warning", message=message))
+        self.rules_seen: set[str] = set()
+        self._new_rules: list[str] = []
+        self._parent = os.getppid()
+
+    # -- one case ---------------------------------------------------------
+    def run_case(self, case):
+        """The body of the campaign's test: check ``case``, report, keep
+        failures pending until filed."""
+        if self.stop_reason or os.getppid() != self._parent:
+            raise Stop()
+        from fuzz import atomic, oracles, serialize
+        seq = self.cases + 1
+        atomic.write_text(self.config.inflight_path(),
+                          json.dumps({"seq": seq, "case": serialize.to_data(case)}))
+        self.channel.send("start", seq=seq)
+        stats = self._campaign.Stats()
+        start = time.perf_counter()
+        try:
+            return self._campaign.check_property(
+                case, stats, self.config.include_known, on_paths=self.config.paths,
+                only_oracles=self.config.oracles, already_found=self._already_found)
+        except oracles.OracleFailure as f:
+            self.pending[self._findings.signature(f)] = f
+            raise
+        finally:
+            self.cases = seq
+            self.channel.send(
+                "done", seq=seq, s=round(time.perf_counter() - start, 4),
+                paths={p: n for p, n in stats.cases.items() if p != "case"},
+                skipped=dict(stats.skipped), known=dict(stats.known),
+                already=dict(stats.already_found), rules=self._new_rules)
+            self._new_rules = []
+            self._maintain()
+
+    def _already_found(self, failure) -> bool:
+        return self._findings.signature(failure) in self.filed
+
+    def count_rule_calls(self):
+        """Coverage: which discharge rules ran (wrapped once; the probes wrap
+        these wrappers again per case and restore them afterwards)."""
+        from fuzz import compat
+        rules = compat.discharge_rules()
+        for prim, rule in list(rules.items()):
+            def around(call, in_avals, values, params, name=prim.name):
+                if name not in self.rules_seen:
+                    self.rules_seen.add(name)
+                    self._new_rules.append(name)
+                return call()
+            rules[prim] = compat.wrap_rule(rule, around)
+        return len(rules)
+
+    def _maintain(self):
+        import jax
+        if self.cases % self.config.clear_caches_every == 0:
+            jax.clear_caches()   # traced programs pile up in JAX's caches
+        if self.config.max_cases is not None and self.cases >= self.config.max_cases:
+            self.stop_reason = "max_cases"
+        elif self.cases >= self.config.recycle_after:
+            self.stop_reason = "recycle"
+
+    # -- filing -----------------------------------------------------------
+    def file(self, failure, *, minimize: bool):
+        sig = self._findings.signature(failure)
+        self.pending.pop(sig, None)
+        if sig in self.filed:
+            return
+        self.filed.add(sig)
+        self.channel.send("filing", signature=sig)
+        finding, new = self._findings.record(
+            failure, corpus_dir=self.config.corpus_dir, reports_dir=self.config.reports_dir,
+            minimize=minimize and self.config.minimize, verify=self.config.verify)
+        self.channel.send("finding", id=finding.id, signature=sig, new=new,
+                          oracle=finding.oracle, primitive=finding.primitive,
+                          symptom=finding.symptom, path=getattr(failure, "path", "?"),
+                          known=finding.known, message=finding.message[:300])
+
+    def file_pending(self):
+        """File failures seen but not yet filed (a shrink cut short)."""
+        for failure in list(self.pending.values()):
+            self.file(failure, minimize=False)
+
+    # -- the loops --------------------------------------------------------
+    def test(self, *, phases=None):
+        from hypothesis import Phase
+        from fuzz.database import open_database
+        db = open_database(self.config.database) if self.config.database else None
+        return self._campaign.campaign_test(
+            self.run_case, self.config.strategies, database=db,
+            max_examples=RUN_EXAMPLES,
+            phases=phases or (Phase.explicit, Phase.reuse, Phase.generate, Phase.shrink))
+
+    def replay_corpus(self):
+        self._campaign.replay_corpus(
+            self.config.corpus_dir, self.run_case,
+            on_failure=lambda f: self.file(f, minimize=True),
+            on_fixed=lambda entry: self.channel.send("fixed", id=entry.meta["id"]),
+            on_warning=lambda message: self.channel.send("warning", message=message))
+
+    def hypothesis_loop(self):
+        from hypothesis import seed as hseed
+        from fuzz import oracles
+        rng = random.Random(self.config.seed)
+        while not self.stop_reason:
+            test = hseed(rng.getrandbits(64))(self.test())
+            try:
+                test()
+            except Stop:
+                pass
+            except BaseException as e:  # noqa: BLE001 - sorted below
+                for leaf in self._campaign.leaves(e):
+                    if isinstance(leaf, Stop):
+                        continue
+                    if not isinstance(leaf, oracles.OracleFailure):
+                        raise leaf
+                    self.file(leaf, minimize=True)   # Hypothesis shrank it; now the IR
+            self.file_pending()
+
+    def atheris_loop(self):
+        from fuzz import atheris_harness
+        test = self.test()
+        self._campaign.replay_database(test, lambda f: self.file(f, minimize=True))
+        atheris_harness.fuzz(test, on_failure=lambda f: self.file(f, minimize=True),
+                             should_stop=lambda: self.stop_reason is not None,
+                             on_stop=self.exit, seed=self.config.seed,
+                             corpus_dir=os.path.join(self.config.state_dir, "atheris-corpus"))
+
+    def exit(self, code=0):
+        self.file_pending()
+        self.channel.send("bye", reason=self.stop_reason or "done", cases=self.cases)
+        sys.stdout.flush()
+        os._exit(code)
+
+
+def main(argv=None) -> None:
+    config = WorkerConfig(**json.loads((argv or sys.argv[1:])[0]))
+    channel = Channel(config.events_fd)
+    signal.signal(signal.SIGINT, signal.SIG_IGN)   # the supervisor decides when to stop
+    os.makedirs(config.state_dir, exist_ok=True)
+    fault = open(config.fault_path(), "w")
+    faulthandler.enable(fault, all_threads=True)
+    faulthandler.register(signal.SIGUSR1, fault, all_threads=True)
+    try:
+        from fuzz import campaign  # noqa: F401 - imports JAX
+        if config.mode == "atheris":
+            from fuzz import atheris_harness
+            atheris_harness.instrument_discharge_modules()
+        for spec in config.setup:
+            load_hook(spec)()
+        worker = Worker(config, channel)
+        rules_total = worker.count_rule_calls()
+    except Exception as e:  # noqa: BLE001 - one line to the supervisor
+        channel.send("error", message=f"worker setup: {type(e).__name__}: {e}")
+        os._exit(EXIT_SETUP)
+
+    def on_term(signum, frame):
+        worker.stop_reason = "stop"
+    signal.signal(signal.SIGTERM, on_term)
+    channel.send("ready", pid=os.getpid(), rules_total=rules_total)
+    try:
+        if config.replay:
+            worker.replay_corpus()
+        if not worker.stop_reason:
+            (worker.atheris_loop if config.mode == "atheris" else worker.hypothesis_loop)()
+    except Stop:
+        pass
+    except MemoryError:
+        os._exit(EXIT_OOM)
+    except Exception as e:  # noqa: BLE001 - the fuzzer's own bug: say so, exit
+        import traceback
+        channel.send("error", message="".join(
+            traceback.format_exception_only(type(e), e)).strip()[:2000])
+        worker.exit(EXIT_BROKEN)
+    worker.exit(0)
+
+
+if __name__ == "__main__":
+    main()
