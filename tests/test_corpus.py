@@ -1,0 +1,101 @@
+"""The corpus replayed: seeds pass; each regression still fails with its
+recorded signature (strict xfail: a JAX fix turns CI red, and the regression
+goes); bad files are refused with one line naming them, never executed."""
+import ast
+import json
+import os
+
+import pytest
+
+from fuzz import cli, compat, corpus, findings, ir, oracles, render, serialize
+from fuzz.campaign import Stats, check_property
+
+ROOT = os.path.join(os.path.dirname(__file__), os.pardir, "corpus")
+SEEDS = corpus.files(ROOT, "seed")
+REGRESSIONS = corpus.files(ROOT, "regression")
+
+
+def test_the_corpus_is_not_empty():
+    assert len(SEEDS) >= 3 and len(REGRESSIONS) >= 3
+
+
+@pytest.mark.parametrize("path", SEEDS, ids=os.path.basename)
+def test_seed_passes(path):
+    check_property(corpus.load(path).case, Stats())
+
+
+@pytest.mark.parametrize("path", REGRESSIONS, ids=os.path.basename)
+@pytest.mark.xfail(strict=True, reason="a bug in JAX, recorded as a regression")
+def test_regression_is_fixed(path):
+    entry = corpus.load(path)
+    recorded_on = tuple(int(p) for p in (entry.meta.get("first_jax") or "0.0").split(".")[:2])
+    if recorded_on != compat.jax_version()[:2]:
+        pytest.skip(f"recorded on JAX {entry.meta.get('first_jax')}; signatures name its frames")
+    now = {findings.signature(f) for f in oracles.check(entry.case).failures}
+    assert entry.signature not in now, f"{entry.meta['id']} still fails: {entry.note}"
+
+
+def _regression(tmp_path, **changes):
+    data = json.loads(open(REGRESSIONS[0]).read())
+    for dotted, value in changes.items():
+        node, *keys = data, *dotted.split(".")
+        for k in keys[:-1]:
+            node = node[int(k) if k.isdigit() else k]
+        node[int(keys[-1]) if keys[-1].isdigit() else keys[-1]] = value
+    path = tmp_path / os.path.basename(REGRESSIONS[0])
+    path.write_text(json.dumps(data))
+    return path
+
+
+HOSTILE = "ValueError') or __import__('os').system('echo pwned') #"
+
+
+@pytest.mark.parametrize("changes, says", [
+    ({"case.semaphores.0.shape": "2"}, "case.semaphores[0].shape: expected a list"),
+    ({"case.schema": 99}, "schema: version 99"),
+    ({"corpus": 2}, "corpus: format 2"),
+    ({"kind": "exploit"}, "kind: 'exploit'"),
+    ({"case.semaphores.0.kind": "int16'); import os; ('"}, "semaphore kind"),
+    ({"case.expect": {"type": HOSTILE, "match": "x", "primitive": "?"}}, "case.expect.type"),
+    ({"case.expect": {"type": "ValueError", "match": "(", "primitive": "?"}}, "not a regular expression"),
+    ({"id": "../../etc/passwd"}, "id:"),
+])
+def test_bad_corpus_files_are_refused_naming_the_file(tmp_path, changes, says):
+    path = _regression(tmp_path, **changes)
+    with pytest.raises(corpus.CorpusError) as e:
+        corpus.load(path)
+    assert str(path) in str(e.value) and says in str(e.value) and "\n" not in str(e.value)
+
+
+def test_truncated_file_is_refused_by_the_cli_in_one_line(tmp_path, capsys):
+    path = tmp_path / "seed.json"
+    path.write_text(open(SEEDS[0]).read()[:-30])
+    assert cli.main(["replay", str(path)]) == cli.EXIT_ERROR
+    err = capsys.readouterr().err.strip()
+    assert str(path) in err and "not valid JSON" in err and len(err.splitlines()) == 1
+    assert cli.main(["report", "--no-verify", "--reports-dir", str(tmp_path / "r"),
+                     "--corpus-dir", str(tmp_path / "c"), str(path)]) == cli.EXIT_ERROR
+    assert not (tmp_path / "r").exists()
+
+
+def test_a_hostile_regex_stays_a_string_in_the_reproducer():
+    payload = "'''\nimport os; os.system('echo pwned')\n\"\"\""
+    case = ir.Case((ir.Semaphore("int16", (2,)),), (ir.Read(ir.View(0)),),
+                   expect=ir.ExpectedError("ValueError", payload, "semaphore_read"))
+    tree = ast.parse(render.render_check(case, "pallas_call"))
+    imported = {a.name for n in ast.walk(tree) if isinstance(n, (ast.Import, ast.ImportFrom))
+                for a in n.names}
+    assert "os" not in imported
+    calls = {n.func.attr for n in ast.walk(tree)
+             if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute)}
+    assert "system" not in calls
+    assert any(isinstance(n, ast.Constant) and isinstance(n.value, str) and "pwned" in n.value
+               for n in ast.walk(tree))
+    assert serialize.loads(serialize.dumps(case)) == case
+
+
+def test_replay_cli_exit_codes(tmp_path, capsys):
+    assert cli.main(["replay", *SEEDS[:2]]) == cli.EXIT_CLEAN
+    fixed = _regression(tmp_path, signature="valid-runs|?|-|a bug JAX no longer has|-")
+    assert cli.main(["replay", str(fixed)]) == cli.EXIT_FOUND
+    assert "CHANGED" in capsys.readouterr().out

@@ -1,0 +1,93 @@
+"""Signatures and dedup: one finding per bug, however it is reached."""
+import jax
+import jax.numpy as jnp
+import pytest
+
+from fuzz import compat, findings, ir, oracles
+from jax._src.pallas import primitives as pallas_primitives
+
+signal_p, wait_p, read_p = compat.SEMAPHORE_PRIMITIVES
+_REAL_TRANSFORM_SEMAPHORE = pallas_primitives._transform_semaphore
+
+
+@pytest.fixture
+def plant(monkeypatch):
+    def plant(obj, name, value):
+        jax.clear_caches()
+        (monkeypatch.setitem if isinstance(obj, dict) else monkeypatch.setattr)(obj, name, value)
+    yield plant
+    monkeypatch.undo()
+    jax.clear_caches()
+
+
+def _wait_rule_returning_int32():
+    def around(call, in_avals, values, params):
+        new_invals, outs = call()
+        return [None if v is None else v.astype(jnp.int32) for v in new_invals], outs
+    return compat.wrap_rule(compat.discharge_rules()[wait_p], around)
+
+
+def _at(*ints):
+    return ir.View(0, (ir.At(tuple(ir.Int(i) for i in ints)),))
+
+
+# Two programs that differ in shapes, indices, counts and statements.
+ONE = ir.Case((ir.Semaphore("int16", (3,)),), (ir.Signal(_at(1), ir.Int(2)),))
+OTHER = ir.Case((ir.Semaphore("int16", (2, 4)), ir.Semaphore("regular", ())),
+                (ir.Signal(ir.View(1), ir.Int(1)), ir.Signal(_at(1, 3), ir.Int(7)),
+                 ir.Read(_at(0, 0))))
+WAIT = ir.Case((ir.Semaphore("int16", (2,)),), (ir.Wait(_at(1), ir.Int(0)),))
+
+
+def _record(case, tmp_path):
+    failure = oracles.check(case).failures[0]
+    return findings.record(failure, corpus_dir=tmp_path / "c", reports_dir=tmp_path / "r",
+                           minimize=False, verify=False)
+
+
+def test_normalize_makes_numbers_shapes_and_addresses_generic():
+    a = findings.normalize("final s0 is int16[2,3] at 0x7f3a; operand 1, shape (2, 3)")
+    b = findings.normalize("final s2 is int16[5] at 0x1; operand 4, shape (7,)")
+    assert a == b == "final sN is int16[N] at ADDR; operand N, shape (N)"
+    assert findings.normalize("int16[]") != findings.normalize("int16[1]")
+
+
+def test_same_planted_bug_from_different_programs_is_one_finding(plant, tmp_path):
+    plant(pallas_primitives, "_transform_semaphore", lambda value, transforms, aval: value)
+    first, new_first = _record(ONE, tmp_path)
+    second, new_second = _record(OTHER, tmp_path)
+    assert (new_first, new_second) == (True, False)
+    assert second.id == first.id and second.hits == 2 and second.status == "still failing"
+    assert "jax/_src/" in first.signature and ".py:" in first.signature  # top JAX frames
+    assert not any(ch.isdigit() for ch in first.signature.split("|")[3].replace("int16", ""))
+
+
+def test_two_planted_bugs_are_two_findings(plant, tmp_path):
+    plant(pallas_primitives, "_transform_semaphore", lambda value, transforms, aval: value)
+    one, _ = _record(ONE, tmp_path)
+    plant(pallas_primitives, "_transform_semaphore", _REAL_TRANSFORM_SEMAPHORE)
+    plant(compat.discharge_rules(), wait_p, _wait_rule_returning_int32())
+    other, new = _record(WAIT, tmp_path)
+    assert new and other.id != one.id and other.oracle == "aval-preserved"
+    assert sorted(p.name for p in (tmp_path / "r").glob("*.json")) == sorted(
+        [f"{one.id}.json", f"{other.id}.json"])
+
+
+def test_crash_has_a_signature_and_no_exception(tmp_path):
+    crash = findings.Crash(ONE, "pallas_call", "timeout", "no result after 60 s")
+    assert crash.oracle == "crash" and crash.primitive == "?" and crash.error is None
+    assert findings.signature(crash) == findings.signature(
+        findings.Crash(OTHER, "run_state", "timeout", "no result after 120 s"))
+    assert findings.symptom_of(crash) == "timeout"
+    with pytest.raises(ValueError):
+        findings.Crash(ONE, "pallas_call", "segfault", "")
+
+
+def test_classification_of_known_bugs():
+    from fuzz import known_findings
+    example = known_findings.BY_ID["check-sem-avals-last-transform-not-indexer"].example
+    failure = oracles.check(example).failures[0]
+    assert (findings.symptom_of(failure), findings.stage_of(failure)) == ("exception", "trace")
+    example = known_findings.BY_ID["static-index-out-of-bounds-accepted"].example
+    failure = oracles.check(example).failures[0]
+    assert findings.symptom_of(failure) == "missing error"

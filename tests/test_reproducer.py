@@ -1,0 +1,69 @@
+"""From a planted bug to a verified standalone reproducer: the whole chain.
+
+The bug: `_transform_semaphore` ignores the view's transforms, so any indexed
+semaphore view reaches discharge with the whole ref's shape."""
+import jax
+import pytest
+
+from fuzz import findings, ir, reproducer
+from fuzz.campaign import run_campaign
+from jax._src.pallas import primitives as pallas_primitives
+from strategies import programs
+
+# The same patch, as source for the verifying interpreter.
+PLANT_IGNORE_TRANSFORMS = (
+    "from jax._src.pallas import primitives\n"
+    "primitives._transform_semaphore = lambda value, transforms, aval: value\n")
+
+# The smallest program a person would write to show it: one indexed signal.
+HAND_WRITTEN_TRIGGER = ir.Case((ir.Semaphore("int16", (2,)),),
+                               (ir.Signal(ir.View(0, (ir.At((ir.Int(0),)),)), ir.Int(1)),))
+
+
+@pytest.fixture
+def ignore_transforms(monkeypatch):
+    jax.clear_caches()
+    monkeypatch.setattr(pallas_primitives, "_transform_semaphore",
+                        lambda value, transforms, aval: value)
+    yield
+    monkeypatch.undo()
+    jax.clear_caches()
+
+
+def _size(case):
+    return (len(case.body), sum(len(s.view.transforms) for s in case.body),
+            len(case.semaphores), sum(len(s.shape) for s in case.semaphores))
+
+
+def test_planted_bug_is_found_minimized_and_reproduced_standalone(ignore_transforms, tmp_path):
+    stats = run_campaign(programs(kinds=("int16",), max_statements=4), max_examples=60, seed=1)
+    assert not stats.errors, stats.errors
+    found = [f for f in stats.failures if f.oracle == "valid-runs"]
+    assert found, stats.failures
+    finding, new = findings.record(found[0], corpus_dir=tmp_path / "corpus",
+                                   reports_dir=tmp_path / "reports",
+                                   verify_prelude=PLANT_IGNORE_TRANSFORMS)
+    assert new
+    assert all(a <= b for a, b in zip(_size(finding.case), _size(HAND_WRITTEN_TRIGGER))), finding.case
+    assert finding.reproducer["status"] == "reproduces", finding.reproducer
+    assert finding.reproducer["path"] != "abstract"  # reachable through public API
+    assert "_src" not in finding.reproducer["script"]
+    # Without the patch, the same script says JAX is right.
+    clean = reproducer.check_script(finding.reproducer["script"])
+    assert (clean["status"], clean["exit_code"]) == ("does not reproduce", 0), clean
+    assert (tmp_path / "corpus" / "regressions" / f"{finding.id}.json").exists()
+    assert "### System info" in (tmp_path / "reports" / f"{finding.id}.md").read_text()
+
+
+def test_expected_values_are_checked_when_given():
+    case = ir.Case((ir.Semaphore("int16", ()),),
+                   (ir.Signal(ir.View(0), ir.Int(3)), ir.Read(ir.View(0))), paths=("pallas_call",))
+    right = reproducer.check_script(reproducer.script(case, "pallas_call", values=[[3]]))
+    wrong = reproducer.check_script(reproducer.script(case, "pallas_call", values=[[4]]))
+    assert right["exit_code"] == 0 and wrong["exit_code"] == 1, (right, wrong)
+    assert "results are [[3]], expected [[4]]" in wrong["output"]
+
+
+def test_abstract_reproducer_says_it_uses_internals():
+    text = reproducer.script(HAND_WRITTEN_TRIGGER, "abstract")
+    assert "JAX\n# internals" in text and "jax._src" in text
