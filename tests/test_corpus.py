@@ -28,6 +28,8 @@ def test_seed_passes(path):
 @pytest.mark.xfail(strict=True, reason="a bug in JAX, recorded as a regression")
 def test_regression_is_fixed(path):
     entry = corpus.load(path)
+    if entry.meta.get("oracle") == "crash":
+        pytest.skip("a crash is replayed in a worker process by the campaign, not in pytest")
     recorded_on = tuple(int(p) for p in (entry.meta.get("first_jax") or "0.0").split(".")[:2])
     if recorded_on != compat.jax_version()[:2]:
         pytest.skip(f"recorded on JAX {entry.meta.get('first_jax')}; signatures name its frames")
