@@ -71,6 +71,7 @@ def fuzz(test, *, on_failure, should_stop, on_stop, seed: int, corpus_dir: str,
     argv = [sys.argv[0], f"-seed={seed % 2**31 or 1}", "-rss_limit_mb=0", "-timeout=0",
             "-handle_segv=0", "-handle_abrt=0", "-handle_bus=0", "-handle_ill=0",
             "-handle_fpe=0", "-handle_int=0", "-handle_term=0", "-print_final_stats=0",
+            "-len_control=0", "-max_len=2048",
             *libfuzzer_args, corpus_dir]
     atheris.Setup(argv, one_input)
     atheris.Fuzz()
@@ -90,17 +91,20 @@ def main():
     def body(case):
         return campaign.check_property(
             case, campaign.Stats(), already_found=lambda f: findings.signature(f) in filed)
-    test = campaign.campaign_test(body, ["valid", "invalid"], database=open_database(database),
-                                  max_examples=1, phases=tuple(Phase))
+    db = open_database(database)
+
+    def test(phases):
+        return campaign.campaign_test(body, ["valid", "invalid"], database=db,
+                                      max_examples=1, phases=phases)
     instrument_discharge_modules()
 
     def still_fails(f):
         print(f"atheris harness: known failure, not filed yet: {f}", file=sys.stderr)
-    campaign.replay_database(test, still_fails)
+    campaign.replay_database(test(campaign.REPLAY), still_fails)
     campaign.replay_corpus(corpus_dir, body, on_failure=still_fails,
                            on_fixed=lambda e: print(f"atheris harness: fixed? {e.path}", file=sys.stderr),
                            on_warning=lambda m: print(f"atheris harness: skipped {m}", file=sys.stderr))
-    atheris.Setup(sys.argv, test.hypothesis.fuzz_one_input)
+    atheris.Setup(sys.argv, test(tuple(Phase)).hypothesis.fuzz_one_input)
     atheris.Fuzz()
 
 

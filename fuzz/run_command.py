@@ -45,7 +45,9 @@ def add(sub) -> None:
     a("--mode", choices=("hypothesis", "atheris", "mixed"), default="hypothesis",
       help="how workers draw cases: Hypothesis' generator, atheris coverage guidance, "
            "or half each (default hypothesis: it finds more per minute, see README)")
-    a("--seed", type=int, default=None, help="campaign seed (default: random)")
+    a("--seed", type=int, default=None,
+      help="seeds atheris and the workers (Hypothesis runs stay unseeded: Hypothesis turns "
+           "the example database off for a seeded test)")
     a("--paths", type=_names, default=None, help="comma-separated discharge paths (default all)")
     a("--oracles", type=_names, default=None, help="comma-separated oracles to report (default all)")
     a("--strategies", type=_names, default=["valid", "invalid"],

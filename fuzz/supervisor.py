@@ -242,7 +242,7 @@ class Campaign:
         hit = [runners[m] for m in re.findall(r"line \d+ in (\w+)", stack) if m in runners]
         path = hit[0] if hit else "?"
         where = " while filing a finding" if slot.phase == "filing" else ""
-        detail = f"{how}{where} ({slot.mode} worker {slot.index})"
+        detail = f"{how}{where}"
         crash = findings.Crash(case, path, symptom, detail)
         try:
             finding, new = findings.record(

@@ -16,7 +16,6 @@ import faulthandler
 import importlib
 import json
 import os
-import random
 import signal
 import sys
 import time
@@ -196,13 +195,12 @@ class Worker:
             on_warning=lambda message: self.channel.send("warning", message=message))
 
     def hypothesis_loop(self):
-        from hypothesis import seed as hseed
         from fuzz import oracles
-        rng = random.Random(self.config.seed)
         while not self.stop_reason:
-            test = hseed(rng.getrandbits(64))(self.test())
+            # Unseeded on purpose: Hypothesis turns the example database off
+            # for a seeded test, and the database is what a campaign resumes from.
             try:
-                test()
+                self.test()()
             except Stop:
                 pass
             except BaseException as e:  # noqa: BLE001 - sorted below
@@ -216,9 +214,9 @@ class Worker:
 
     def atheris_loop(self):
         from fuzz import atheris_harness
-        test = self.test()
-        self._campaign.replay_database(test, lambda f: self.file(f, minimize=True))
-        atheris_harness.fuzz(test, on_failure=lambda f: self.file(f, minimize=True),
+        self._campaign.replay_database(self.test(phases=self._campaign.REPLAY),
+                                       lambda f: self.file(f, minimize=True))
+        atheris_harness.fuzz(self.test(), on_failure=lambda f: self.file(f, minimize=True),
                              should_stop=lambda: self.stop_reason is not None,
                              on_stop=self.exit, seed=self.config.seed,
                              corpus_dir=os.path.join(self.config.state_dir, "atheris-corpus"))
@@ -266,8 +264,7 @@ def main(argv=None) -> None:
         os._exit(EXIT_OOM)
     except Exception as e:  # noqa: BLE001 - the fuzzer's own bug: say so, exit
         import traceback
-        channel.send("error", message="".join(
-            traceback.format_exception_only(type(e), e)).strip()[:2000])
+        channel.send("error", message=traceback.format_exception_only(type(e), e)[-1].strip()[:500])
         worker.exit(EXIT_BROKEN)
     worker.exit(0)
 

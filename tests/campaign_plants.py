@@ -1,0 +1,44 @@
+"""Bugs planted in campaign workers (``--worker-setup campaign_plants:NAME``):
+each patches a real JAX discharge rule in the worker process, the way
+tests/test_planted.py does in the test process."""
+import os
+import time
+
+from fuzz import compat
+
+signal_p, wait_p, _ = compat.SEMAPHORE_PRIMITIVES
+
+
+def _patch(prim, around):
+    rules = compat.discharge_rules()
+    rules[prim] = compat.wrap_rule(rules[prim], around)
+
+
+def _ref_rank(in_avals) -> int:
+    return len(in_avals[0].inner_aval.shape)
+
+
+def signal_adds_an_axis():
+    """signal stores its new value with an extra leading axis (seed invariant)."""
+    def around(call, in_avals, values, params):
+        new_invals, outs = call()
+        return [None if v is None else v[None] for v in new_invals], outs
+    _patch(signal_p, around)
+
+
+def abort_on_rank2_signal():
+    """A native crash: SIGABRT when signalling a rank-2 semaphore."""
+    def around(call, in_avals, values, params):
+        if _ref_rank(in_avals) >= 2:
+            os.abort()
+        return call()
+    _patch(signal_p, around)
+
+
+def hang_on_rank2_wait():
+    """A hang: waiting on a rank-2 semaphore never returns."""
+    def around(call, in_avals, values, params):
+        if _ref_rank(in_avals) >= 2:
+            time.sleep(3600)
+        return call()
+    _patch(wait_p, around)

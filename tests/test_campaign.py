@@ -1,0 +1,181 @@
+"""The nightly campaign, end to end: real worker processes on real JAX with
+bugs planted in the workers (tests/campaign_plants.py). Each campaign runs for
+seconds in tmp dirs."""
+import json
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+from xml.etree import ElementTree as ET
+
+import pytest
+from hypothesis.database import DirectoryBasedExampleDatabase
+from hypothesis.internal.reflection import function_digest
+
+from fuzz import run_command
+from fuzz.campaign import REPLAY, campaign_test
+
+TESTS = Path(__file__).parent
+
+
+def campaign_argv(tmp, *extra, budget="15s"):
+    return [sys.executable, "-m", "fuzz.cli", "run", "--budget", budget, "--workers", "1",
+            "--corpus", str(tmp / "corpus"), "--reports", str(tmp / "reports"),
+            "--out", str(tmp / "out"), "--database", str(tmp / "db"), "--no-verify",
+            "--seed", "1", "--paths", "abstract", *extra]
+
+
+def env():
+    return {**os.environ, "PYTHONPATH": os.pathsep.join(
+        [str(TESTS), os.environ.get("PYTHONPATH", "")])}
+
+
+def campaign(tmp, *extra, budget="15s"):
+    start = time.monotonic()
+    done = subprocess.run(campaign_argv(tmp, *extra, budget=budget), env=env(),
+                          capture_output=True, text=True, timeout=180)
+    summary = json.loads((tmp / "out" / "summary.json").read_text())
+    return done, summary, time.monotonic() - start
+
+
+def filed(tmp) -> set[str]:
+    return {p.stem for p in (tmp / "corpus" / "regressions").glob("*.json")}
+
+
+@pytest.mark.parametrize("mode", ["hypothesis", "atheris"])
+def test_a_planted_bug_is_found_and_filed(tmp_path, mode):
+    done, summary, _ = campaign(
+        tmp_path, "--mode", mode, "--strategies", "valid",
+        "--worker-setup", "campaign_plants:signal_adds_an_axis")
+    assert done.returncode == 1, done.stdout + done.stderr
+    new = summary["findings"]["new"]
+    planted = [f for f in new if f["oracle"] in ("seed-invariant", "aval-preserved")]
+    assert planted, new
+    assert {f["id"] for f in new} <= filed(tmp_path)
+    assert (tmp_path / "reports" / f"{planted[0]['id']}.md").exists()
+    assert "new findings" in done.stdout
+    suite = ET.parse(tmp_path / "out" / "junit.xml").getroot()
+    assert int(suite.get("failures")) == len(new)
+    assert "<svg" in (tmp_path / "out" / "summary.html").read_text()
+
+
+def test_a_segfault_and_a_hang_become_findings_and_the_campaign_goes_on(tmp_path):
+    done, summary, seconds = campaign(
+        tmp_path, "--strategies", "valid", "--case-timeout", "3s",
+        "--worker-setup", "campaign_plants:abort_on_rank2_signal",
+        "--worker-setup", "campaign_plants:hang_on_rank2_wait", budget="25s")
+    symptoms = {f["symptom"]: f for f in summary["findings"]["new"]}
+    assert {"crash", "timeout"} <= set(symptoms), done.stdout + done.stderr
+    assert "SIGABRT" in symptoms["crash"]["message"]
+    assert symptoms["crash"]["path"] in ("abstract", "run_state", "pallas_call", "tpu_interpret")
+    for f in symptoms.values():  # the case it died on was saved before it ran
+        regression = json.loads((tmp_path / "corpus" / "regressions" / f"{f['id']}.json").read_text())
+        assert regression["case"]["semaphores"]
+    assert summary["restarts"]["crash"] >= 1 and summary["restarts"]["timeout"] >= 1
+    assert summary["cases"] > summary["restarts"]["crash"] + summary["restarts"]["timeout"]
+    assert seconds < 25 + 30   # the budget, plus start-up and the grace period at most
+    assert done.returncode == 1
+
+
+def test_sigterm_loses_nothing_and_a_restart_resumes(tmp_path):
+    proc = subprocess.Popen(
+        campaign_argv(tmp_path, "--strategies", "valid", "--no-minimize",
+                      "--worker-setup", "campaign_plants:signal_adds_an_axis", budget="5m"),
+        env=env(), stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    deadline = time.monotonic() + 90
+    while not filed(tmp_path) and time.monotonic() < deadline:
+        time.sleep(0.5)
+    found_before = filed(tmp_path)
+    assert found_before, "nothing found in 90s"
+    proc.send_signal(signal.SIGTERM)
+    out, _ = proc.communicate(timeout=60)
+    assert proc.returncode == 1, out
+    summary = json.loads((tmp_path / "out" / "summary.json").read_text())
+    assert summary["stopped_by"] == "SIGTERM"
+    assert found_before <= {f["id"] for f in summary["findings"]["new"]} <= filed(tmp_path)
+    assert "== campaign" in out
+    assert not list(tmp_path.rglob("*.tmp")), "a half-written file was left behind"
+
+    # Restart on the same database and corpus, with damage in both.
+    bad = tmp_path / "corpus" / "regressions" / "broken-entry.json"
+    bad.write_text("{not json")
+    test = campaign_test(None, ["valid"], database=None, max_examples=1, phases=REPLAY)
+    DirectoryBasedExampleDatabase(tmp_path / "db").save(
+        function_digest(test.hypothesis.inner_test), b"\xff\x00 not a choice sequence")
+    done, summary, _ = campaign(
+        tmp_path, "--strategies", "valid", "--no-minimize", "--max-examples", "30",
+        "--worker-setup", "campaign_plants:signal_adds_an_axis", budget="60s")
+    assert summary["cases"] >= 30, done.stdout + done.stderr
+    # It resumed: what was filed is replayed first and counted, not filed again.
+    assert sum(o.get("hits_of_filed", 0) for o in summary["failures_per_oracle"].values()) >= 1
+    assert not found_before & {f["id"] for f in summary["findings"]["new"]}
+    assert any("broken-entry.json" in w for w in summary["warnings"])
+
+
+def test_durations_and_bad_flags():
+    assert run_command.duration("90s") == 90 and run_command.duration("8h") == 8 * 3600
+    assert run_command.duration("1h30m") == 5400 and run_command.duration("45") == 45
+    for bad in ("", "ten", "5x", "0s"):
+        with pytest.raises(Exception):
+            run_command.duration(bad)
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["run", "--budget", "soon"], "is not a duration"),
+    (["run", "--paths", "nowhere"], "--paths: unknown path 'nowhere'"),
+    (["run", "--oracles", "vibes"], "--oracles: unknown oracle 'vibes'"),
+    (["run", "--worker-setup", "no_such_module:f"], "--worker-setup no_such_module:f"),
+    (["run", "--database", "redis://127.0.0.1:1/0"], "--database"),
+])
+def test_bad_campaign_flags_are_one_line_and_exit_2(argv, message, capsys):
+    from fuzz import cli
+    try:
+        code = cli.main(argv)
+    except SystemExit as e:
+        code = e.code
+    assert code == cli.EXIT_ERROR
+    err = capsys.readouterr().err.strip()
+    assert message in err and len(err.splitlines()) == 1, err
+
+
+def _free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@pytest.fixture
+def redis_server(tmp_path):
+    binary = shutil.which("redis-server")
+    if binary is None:
+        pytest.skip("redis-server is not installed (apt-get install redis-server)")
+    pytest.importorskip("redis", reason="pip install 'discharge-fuzz[redis]'")
+    port = _free_port()
+    server = subprocess.Popen([binary, "--port", str(port), "--save", "", "--appendonly", "no",
+                               "--dir", str(tmp_path)], stdout=subprocess.DEVNULL)
+    import redis
+    client = redis.Redis(port=port)
+    for _ in range(50):
+        try:
+            client.ping()
+            break
+        except redis.ConnectionError:
+            time.sleep(0.1)
+    yield f"redis://127.0.0.1:{port}/0", client
+    server.terminate()
+    server.wait(timeout=10)
+
+
+def test_a_campaign_shares_its_database_through_redis(tmp_path, redis_server):
+    url, client = redis_server
+    done, summary, _ = campaign(
+        tmp_path, "--database", url, "--strategies", "valid", "--no-minimize",
+        "--worker-setup", "campaign_plants:signal_adds_an_axis")
+    assert summary["findings"]["new"], done.stdout + done.stderr
+    # Hypothesis saved the failing examples in Redis (SADD), where other
+    # machines replay them; once filed, they leave it again (SREM).
+    assert "cmdstat_sadd" in client.info("commandstats"), client.info("commandstats")
