@@ -125,6 +125,12 @@ class Campaign:
         c = self.config
         slot.generation += 1
         slot.mode = self._mode_of(slot.index)
+        for stale in (workers.inflight_path(self.state_dir, slot.index),
+                      workers.fault_path(self.state_dir, slot.index)):
+            try:   # what the previous worker in this place left is not this one's
+                os.unlink(stale)
+            except FileNotFoundError:
+                pass
         read_fd, write_fd = os.pipe()
         cfg = workers.WorkerConfig(
             index=slot.index, generation=slot.generation, mode=slot.mode,
@@ -209,7 +215,9 @@ class Campaign:
         rc = slot.proc.returncode
         slot.alive_s = now - slot.started
         self.retired.append((slot.index, slot.generation, slot.cases, slot.busy_s, slot.alive_s))
-        if slot.kill_reason == "stop" or (rc == 0 and slot.kill_reason is None):
+        stopped = slot.kill_reason == "stop" or (
+            slot.kill_reason is None and (rc == 0 or (self.stop_reason and rc == -signal.SIGTERM)))
+        if stopped:
             if not self.stop_reason:
                 self.restarts["recycled"] += 1
         elif rc in (workers.EXIT_SETUP, workers.EXIT_BROKEN) and slot.kill_reason is None:
@@ -259,7 +267,7 @@ class Campaign:
 
     def _inflight(self, slot: Slot):
         try:
-            with open(os.path.join(self.state_dir, f"worker-{slot.index}.inflight.json")) as f:
+            with open(workers.inflight_path(self.state_dir, slot.index)) as f:
                 data = json.load(f)
             return serialize.from_data(data["case"]), data["seq"]
         except (OSError, ValueError, KeyError, serialize.CaseFormatError):
@@ -267,7 +275,7 @@ class Campaign:
 
     def _fault_stack(self, slot: Slot) -> str:
         try:
-            with open(os.path.join(self.state_dir, f"worker-{slot.index}.fault.txt")) as f:
+            with open(workers.fault_path(self.state_dir, slot.index)) as f:
                 return f.read()
         except OSError:
             return ""

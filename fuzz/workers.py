@@ -55,10 +55,20 @@ class WorkerConfig:
         return json.dumps(asdict(self))
 
     def inflight_path(self) -> str:
-        return os.path.join(self.state_dir, f"worker-{self.index}.inflight.json")
+        return inflight_path(self.state_dir, self.index)
 
     def fault_path(self) -> str:
-        return os.path.join(self.state_dir, f"worker-{self.index}.fault.txt")
+        return fault_path(self.state_dir, self.index)
+
+
+def inflight_path(state_dir, index) -> str:
+    """The case a worker is running (JSON: seq, case), written before it runs."""
+    return os.path.join(state_dir, f"worker-{index}.inflight.json")
+
+
+def fault_path(state_dir, index) -> str:
+    """Where faulthandler writes a worker's Python stack when it dies or hangs."""
+    return os.path.join(state_dir, f"worker-{index}.fault.txt")
 
 
 class Channel:
@@ -72,6 +82,11 @@ class Channel:
             self._out.write(json.dumps({"e": event, **data}) + "\n")
         except (BrokenPipeError, OSError):
             os._exit(0)
+
+
+# Why the worker is to stop, set from anywhere (the SIGTERM handler is
+# installed before JAX is imported, so a stop during start-up is a stop too).
+stop_reason: list[str] = []
 
 
 class Stop(BaseException):
@@ -92,7 +107,6 @@ class Worker:
         self.config, self.channel = config, channel
         self._campaign, self._findings = campaign, findings
         self.cases = 0
-        self.stop_reason: str | None = None
         self.pending: dict[str, object] = {}   # signature -> latest unfiled failure
         self.filed = campaign.filed_signatures(
             config.corpus_dir, lambda message: channel.send("warning", message=message))
@@ -104,7 +118,7 @@ class Worker:
     def run_case(self, case):
         """The body of the campaign's test: check ``case``, report, keep
         failures pending until filed."""
-        if self.stop_reason or os.getppid() != self._parent:
+        if stop_reason or os.getppid() != self._parent:
             raise Stop()
         from fuzz import atomic, oracles, serialize
         seq = self.cases + 1
@@ -152,9 +166,9 @@ class Worker:
         if self.cases % self.config.clear_caches_every == 0:
             jax.clear_caches()   # traced programs pile up in JAX's caches
         if self.config.max_cases is not None and self.cases >= self.config.max_cases:
-            self.stop_reason = "max_cases"
+            stop_reason.append("max_cases")
         elif self.cases >= self.config.recycle_after:
-            self.stop_reason = "recycle"
+            stop_reason.append("recycle")
 
     # -- filing -----------------------------------------------------------
     def file(self, failure, *, minimize: bool):
@@ -196,7 +210,7 @@ class Worker:
 
     def hypothesis_loop(self):
         from fuzz import oracles
-        while not self.stop_reason:
+        while not stop_reason:
             # Unseeded on purpose: Hypothesis turns the example database off
             # for a seeded test, and the database is what a campaign resumes from.
             try:
@@ -217,13 +231,13 @@ class Worker:
         self._campaign.replay_database(self.test(phases=self._campaign.REPLAY),
                                        lambda f: self.file(f, minimize=True))
         atheris_harness.fuzz(self.test(), on_failure=lambda f: self.file(f, minimize=True),
-                             should_stop=lambda: self.stop_reason is not None,
+                             should_stop=lambda: bool(stop_reason),
                              on_stop=self.exit, seed=self.config.seed,
                              corpus_dir=os.path.join(self.config.state_dir, "atheris-corpus"))
 
     def exit(self, code=0):
         self.file_pending()
-        self.channel.send("bye", reason=self.stop_reason or "done", cases=self.cases)
+        self.channel.send("bye", reason=stop_reason[0] if stop_reason else "done", cases=self.cases)
         sys.stdout.flush()
         os._exit(code)
 
@@ -232,6 +246,7 @@ def main(argv=None) -> None:
     config = WorkerConfig(**json.loads((argv or sys.argv[1:])[0]))
     channel = Channel(config.events_fd)
     signal.signal(signal.SIGINT, signal.SIG_IGN)   # the supervisor decides when to stop
+    signal.signal(signal.SIGTERM, lambda signum, frame: stop_reason.append("stop"))
     os.makedirs(config.state_dir, exist_ok=True)
     fault = open(config.fault_path(), "w")
     faulthandler.enable(fault, all_threads=True)
@@ -249,14 +264,11 @@ def main(argv=None) -> None:
         channel.send("error", message=f"worker setup: {type(e).__name__}: {e}")
         os._exit(EXIT_SETUP)
 
-    def on_term(signum, frame):
-        worker.stop_reason = "stop"
-    signal.signal(signal.SIGTERM, on_term)
     channel.send("ready", pid=os.getpid(), rules_total=rules_total)
     try:
         if config.replay:
             worker.replay_corpus()
-        if not worker.stop_reason:
+        if not stop_reason:
             (worker.atheris_loop if config.mode == "atheris" else worker.hypothesis_loop)()
     except Stop:
         pass

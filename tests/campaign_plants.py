@@ -18,6 +18,17 @@ def _ref_rank(in_avals) -> int:
     return len(in_avals[0].inner_aval.shape)
 
 
+def _first_time(name) -> bool:
+    """True once per campaign (a marker file in $CAMPAIGN_PLANTS_DIR), so a
+    planted crash does not take up the whole of a short campaign."""
+    try:
+        os.close(os.open(os.path.join(os.environ["CAMPAIGN_PLANTS_DIR"], name),
+                         os.O_CREAT | os.O_EXCL))
+        return True
+    except FileExistsError:
+        return False
+
+
 def signal_adds_an_axis():
     """signal stores its new value with an extra leading axis (seed invariant)."""
     def around(call, in_avals, values, params):
@@ -27,18 +38,18 @@ def signal_adds_an_axis():
 
 
 def abort_on_rank2_signal():
-    """A native crash: SIGABRT when signalling a rank-2 semaphore."""
+    """A native crash: SIGABRT the first time a rank-2 semaphore is signalled."""
     def around(call, in_avals, values, params):
-        if _ref_rank(in_avals) >= 2:
+        if _ref_rank(in_avals) >= 2 and _first_time("abort"):
             os.abort()
         return call()
     _patch(signal_p, around)
 
 
 def hang_on_rank2_wait():
-    """A hang: waiting on a rank-2 semaphore never returns."""
+    """A hang: the first wait on a rank-2 semaphore never returns."""
     def around(call, in_avals, values, params):
-        if _ref_rank(in_avals) >= 2:
+        if _ref_rank(in_avals) >= 2 and _first_time("hang"):
             time.sleep(3600)
         return call()
     _patch(wait_p, around)
