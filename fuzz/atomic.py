@@ -7,6 +7,9 @@ import os
 import tempfile
 from pathlib import Path
 
+_UMASK = os.umask(0)
+os.umask(_UMASK)
+
 
 def write_text(path, text: str, *, durable: bool = False) -> Path:
     """Write ``text`` to ``path`` atomically. ``durable`` also fsyncs, for
@@ -15,6 +18,7 @@ def write_text(path, text: str, *, durable: bool = False) -> Path:
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     try:
+        os.chmod(tmp, 0o666 & ~_UMASK)   # mkstemp makes it 0600; give it what open() would
         with os.fdopen(fd, "w", encoding="utf-8") as f:
             f.write(text)
             if durable:

@@ -53,3 +53,23 @@ def hang_on_rank2_wait():
             time.sleep(3600)
         return call()
     _patch(wait_p, around)
+
+
+def three_bugs():
+    """Three wrong discharge rules of different rarity, each leaving its own
+    dtype in the strict oracle's message (for the mode benchmark):
+    signal -> float32 always, wait -> uint8 on rank >= 2, read -> float16 on rank >= 3."""
+    import jax.numpy as jnp
+    _, _, read_p = compat.SEMAPHORE_PRIMITIVES
+
+    def changing(dtype, min_rank):
+        def around(call, in_avals, values, params):
+            new_invals, outs = call()
+            if _ref_rank(in_avals) < min_rank:
+                return new_invals, outs
+            first = values[0] if new_invals[0] is None else new_invals[0]
+            return [first.astype(dtype), *new_invals[1:]], outs
+        return around
+    _patch(signal_p, changing(jnp.float32, 0))
+    _patch(wait_p, changing(jnp.uint8, 2))
+    _patch(read_p, changing(jnp.float16, 3))

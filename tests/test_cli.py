@@ -30,9 +30,13 @@ def test_unknown_jax_version_is_refused(monkeypatch, capsys):
     assert "JAX 0.99.0 is not supported" in err and len(err.splitlines()) == 1
 
 
-def test_run_prints_a_summary(capsys):
-    code = cli.main(["run", "--max-examples", "10", "--seed", "1"])
+def test_run_prints_a_summary(capsys, tmp_path):
+    code = cli.main(["run", "--max-examples", "10", "--workers", "1", "--quiet", "--no-verify",
+                     "--no-minimize", "--corpus", str(tmp_path / "corpus"),
+                     "--reports", str(tmp_path / "reports"), "--out", str(tmp_path / "out"),
+                     "--database", str(tmp_path / "db")])
     out = capsys.readouterr().out
     assert code in (cli.EXIT_CLEAN, cli.EXIT_FOUND)
-    assert "== valid programs" in out and "== invalid programs" in out
+    assert "== campaign: " in out and "stopped by max_cases" in out
     assert "cases/s" in out and "pallas_call" in out
+    assert (tmp_path / "out" / "summary.json").exists()

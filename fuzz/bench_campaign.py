@@ -1,0 +1,81 @@
+"""Campaign benchmarks (measurements, not tests; nothing is asserted):
+
+    python -m fuzz.bench_campaign throughput [SECONDS]   1 vs 2 workers, unpatched JAX
+    PYTHONPATH=tests python -m fuzz.bench_campaign modes [SECONDS]
+                        Hypothesis vs atheris: distinct planted bugs found per minute
+                        (tests/campaign_plants.py:three_bugs)
+    python -m fuzz.bench_campaign memory [SECONDS]       worker RSS over a long campaign
+
+Each campaign runs in a fresh temporary directory (corpus, reports, database)
+and prints one line of JSON with what it measured.
+"""
+from __future__ import annotations
+
+import json
+import re
+import sys
+import tempfile
+
+from fuzz.supervisor import Campaign, CampaignConfig
+
+PLANTED = re.compile(r"returned a new value (float32|uint8|float16)\[")
+
+
+def campaign(seconds: float, **options) -> dict:
+    with tempfile.TemporaryDirectory() as tmp:
+        config = CampaignConfig(budget_s=seconds, corpus_dir=f"{tmp}/corpus",
+                                reports_dir=f"{tmp}/reports", out_dir=f"{tmp}/out",
+                                database=f"{tmp}/db", verify=False, **options)
+        return Campaign(config).run()
+
+
+def steady_rate(summary) -> float:
+    """Cases per second from the first case on (worker start-up left out)."""
+    tl = [p for p in summary["timeline"] if p["cases"] > 0]
+    if len(tl) < 2:
+        return 0.0
+    return (tl[-1]["cases"] - tl[0]["cases"]) / (tl[-1]["t"] - tl[0]["t"])
+
+
+def throughput(seconds):
+    rates = {}
+    for n in (1, 2):
+        s = campaign(seconds, workers=n, minimize=False)
+        rates[n] = steady_rate(s)
+        print(json.dumps({"workers": n, "cases": s["cases"], "seconds": s["seconds"],
+                          "steady_cases_per_s": round(rates[n], 2),
+                          "per_worker": s["workers"]}), flush=True)
+    print(json.dumps({"scaling_2_over_1": round(rates[2] / rates[1], 2) if rates[1] else None}))
+
+
+def modes(seconds):
+    for mode in ("hypothesis", "atheris"):
+        s = campaign(seconds, workers=1, mode=mode, strategies=["valid"],
+                     setup=["campaign_plants:three_bugs"])
+        found = {}
+        for f in s["findings"]["new"]:
+            if m := PLANTED.search(f["message"]):
+                found.setdefault(m.group(1), f["t"])
+        print(json.dumps({"mode": mode, "cases": s["cases"], "seconds": s["seconds"],
+                          "planted_found": found, "of": 3,
+                          "per_minute": round(len(found) / (s["seconds"] / 60), 2),
+                          "all_new_findings": len(s["findings"]["new"])}), flush=True)
+
+
+def memory(seconds):
+    s = campaign(seconds, workers=1, minimize=False)
+    tl = s["timeline"]
+    print(json.dumps({"seconds": s["seconds"], "cases": s["cases"], "rss_mb": s["rss_mb"],
+                      "restarts": s["restarts"],
+                      "rss_over_time": [(p["t"], p["rss_mb"]) for p in tl[:: max(1, len(tl) // 20)]]}))
+
+
+def main(argv=None):
+    argv = argv or sys.argv[1:]
+    which = argv[0] if argv else "throughput"
+    seconds = float(argv[1]) if len(argv) > 1 else 60.0
+    {"throughput": throughput, "modes": modes, "memory": memory}[which](seconds)
+
+
+if __name__ == "__main__":
+    main()
