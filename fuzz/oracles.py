@@ -183,9 +183,12 @@ def matches(expect: ir.ExpectedError, error: BaseException) -> bool:
     return bool(names & set(expect.type.split("|"))) and re.search(expect.match, str(error)) is not None
 
 
-def _from(mismatches) -> list[OracleFailure]:
-    return [failure(_BY_NAME[m.oracle], m.primitive, m.path, m.message, m.details)
-            for m in mismatches]
+def _from(case, mismatches) -> list[OracleFailure]:
+    found = [failure(_BY_NAME[m.oracle], m.primitive, m.path, m.message, m.details)
+             for m in mismatches]
+    for f in found:
+        f.case = case
+    return found
 
 
 def _run(report: CaseReport, path: str, unsupported_are_findings: bool):
@@ -236,9 +239,9 @@ def check(case: ir.Case, on_paths=None, oracles=ORACLE_NAMES,
     fine = [o for o in ran if o.error is None]
     if meaning is not None and not meaning.undefined and "model-vs-path" in oracles:
         for o in fine:
-            report.failures += _from(differential.against_model(case, meaning, o))
+            report.failures += _from(case, differential.against_model(case, meaning, o))
     if "path-vs-path" in oracles:
-        report.failures += _from(differential.between_paths(case, fine))
+        report.failures += _from(case, differential.between_paths(case, fine))
     if case.valid:
         _metamorphic(report, [o for o in fine if o.path in metamorphic.EAGER_PATHS], oracles)
     return _only(report, oracles)
@@ -248,14 +251,14 @@ def _metamorphic(report: CaseReport, eager, oracles):
     case = report.case
     for o in eager:
         if "jit-eager" in oracles:
-            report.failures += _from(metamorphic.jit_vs_eager(case, o))
+            report.failures += _from(case, metamorphic.jit_vs_eager(case, o))
         if "chain-equivalence" in oracles:
-            report.failures += _from(metamorphic.chain_equivalence(case, o))
+            report.failures += _from(case, metamorphic.chain_equivalence(case, o))
     if "vmap-stack" in oracles and any(o.path == "pallas_call" for o in eager):
         if reason := metamorphic.vmap_applies(case):
             report.not_applied["vmap-stack"] = reason
         else:
-            report.failures += _from(metamorphic.vmap_vs_stack(case))
+            report.failures += _from(case, metamorphic.vmap_vs_stack(case))
 
 
 def _only(report: CaseReport, oracles) -> CaseReport:

@@ -49,13 +49,6 @@ TABLE: tuple[Unsupported, ...] = (
         r"NotImplementedError: Non-decrementing wait is not supported",
         "the TPU interpreter refuses semaphore_wait(decrement=False)",
         _case(_S, ir.Wait(_AT1, ir.Int(0), decrement=False), paths=("tpu_interpret",))),
-    Unsupported(
-        "tpu-interpret-int16-semaphore", "tpu_interpret",
-        r"ValueError: Length of slice indices must match number of operand dimensions",
-        "the TPU interpreter cannot use an int16 ref (the HLO interpreter's "
-        "semaphore dtype) as a semaphore; the error does not say so",
-        _case(ir.Semaphore("int16", (2,)), ir.Signal(_AT1, ir.Int(1)),
-              paths=("tpu_interpret",))),
     *(Unsupported(
         f"transpose-not-dischargeable-{path}", path,
         r"NotImplementedError: .*TransposeTransform",
