@@ -51,10 +51,10 @@ def instrument_discharge_modules() -> int:
     return count
 
 
-def fuzz(test, *, on_failure, should_stop, on_stop, seed: int, corpus_dir: str,
-         libfuzzer_args=()):
-    """Fuzz forever (or as libFuzzer's options say): each input is one
-    example of ``test``; a failure goes to ``on_failure`` and fuzzing goes on.
+def fuzz(test, *, on_failure, on_error, should_stop, on_stop, seed: int, corpus_dir: str):
+    """Fuzz until ``should_stop()`` (then ``on_stop()``): each input is one
+    example of ``test``; a failure goes to ``on_failure`` and fuzzing goes on;
+    any other exception (the fuzzer's own bug) goes to ``on_error``.
     Signals and crashes are left to the campaign's supervisor (libFuzzer's
     handlers are off), so a dying worker dies of its own signal."""
     from fuzz import oracles
@@ -67,12 +67,15 @@ def fuzz(test, *, on_failure, should_stop, on_stop, seed: int, corpus_dir: str,
             test.hypothesis.fuzz_one_input(data)
         except oracles.OracleFailure as f:
             on_failure(f)
+        except Exception as e:  # noqa: BLE001 - not JAX's failure: the caller decides
+            on_error(e)
 
     argv = [sys.argv[0], f"-seed={seed % 2**31 or 1}", "-rss_limit_mb=0", "-timeout=0",
             "-handle_segv=0", "-handle_abrt=0", "-handle_bus=0", "-handle_ill=0",
             "-handle_fpe=0", "-handle_int=0", "-handle_term=0", "-print_final_stats=0",
-            "-len_control=0", "-max_len=2048",
-            *libfuzzer_args, corpus_dir]
+            # Full-length inputs from the start: libFuzzer's slow growth from a few
+            # bytes would only give Hypothesis empty programs for minutes.
+            "-len_control=0", "-max_len=2048", corpus_dir]
     atheris.Setup(argv, one_input)
     atheris.Fuzz()
 

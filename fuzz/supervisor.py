@@ -22,7 +22,7 @@ import sys
 import time
 from dataclasses import asdict, dataclass, field
 
-from fuzz import atomic, serialize, workers
+from fuzz import serialize, workers
 
 MODES = ("hypothesis", "atheris", "mixed")
 GRACE_S = 15.0          # how long stopping workers may take to file and exit

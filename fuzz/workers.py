@@ -87,6 +87,13 @@ class Channel:
 # Why the worker is to stop, set from anywhere (the SIGTERM handler is
 # installed before JAX is imported, so a stop during start-up is a stop too).
 stop_reason: list[str] = []
+_filing: list[bool] = []     # non-empty while a finding is being minimized / verified
+
+
+def _on_sigterm(signum, frame):
+    stop_reason.append("stop")
+    if _filing:
+        raise Stop()   # cut a minimization short: the finding is filed as it is
 
 
 class Stop(BaseException):
@@ -110,6 +117,8 @@ class Worker:
         self.pending: dict[str, object] = {}   # signature -> latest unfiled failure
         self.filed = campaign.filed_signatures(
             config.corpus_dir, lambda message: channel.send("warning", message=message))
+        from fuzz.database import open_database
+        self._database = open_database(config.database) if config.database else None
         self.rules_seen: set[str] = set()
         self._new_rules: list[str] = []
         self._parent = os.getppid()
@@ -165,6 +174,8 @@ class Worker:
         import jax
         if self.cases % self.config.clear_caches_every == 0:
             jax.clear_caches()   # traced programs pile up in JAX's caches
+        if stop_reason:
+            return
         if self.config.max_cases is not None and self.cases >= self.config.max_cases:
             stop_reason.append("max_cases")
         elif self.cases >= self.config.recycle_after:
@@ -178,9 +189,17 @@ class Worker:
             return
         self.filed.add(sig)
         self.channel.send("filing", signature=sig)
-        finding, new = self._findings.record(
-            failure, corpus_dir=self.config.corpus_dir, reports_dir=self.config.reports_dir,
-            minimize=minimize and self.config.minimize, verify=self.config.verify)
+        dirs = {"corpus_dir": self.config.corpus_dir, "reports_dir": self.config.reports_dir}
+        try:
+            _filing.append(True)
+            finding, new = self._findings.record(
+                failure, **dirs, minimize=minimize and self.config.minimize and not stop_reason,
+                verify=self.config.verify and not stop_reason)
+        except Stop:
+            _filing.clear()
+            finding, new = self._findings.record(failure, **dirs, minimize=False, verify=False)
+        finally:
+            _filing.clear()
         self.channel.send("finding", id=finding.id, signature=sig, new=new,
                           oracle=finding.oracle, primitive=finding.primitive,
                           symptom=finding.symptom, path=getattr(failure, "path", "?"),
@@ -194,10 +213,8 @@ class Worker:
     # -- the loops --------------------------------------------------------
     def test(self, *, phases=None):
         from hypothesis import Phase
-        from fuzz.database import open_database
-        db = open_database(self.config.database) if self.config.database else None
         return self._campaign.campaign_test(
-            self.run_case, self.config.strategies, database=db,
+            self.run_case, self.config.strategies, database=self._database,
             max_examples=RUN_EXAMPLES,
             phases=phases or (Phase.explicit, Phase.reuse, Phase.generate, Phase.shrink))
 
@@ -209,6 +226,7 @@ class Worker:
             on_warning=lambda message: self.channel.send("warning", message=message))
 
     def hypothesis_loop(self):
+        from hypothesis.errors import HypothesisException
         from fuzz import oracles
         while not stop_reason:
             # Unseeded on purpose: Hypothesis turns the example database off
@@ -221,6 +239,11 @@ class Worker:
                 for leaf in self._campaign.leaves(e):
                     if isinstance(leaf, Stop):
                         continue
+                    if isinstance(leaf, HypothesisException):   # e.g. a flaky case: the
+                        self.channel.send("warning", message=(  # next run goes on
+                            f"worker {self.config.index}: {type(leaf).__name__}: "
+                            f"{str(leaf).splitlines()[0] if str(leaf) else ''}"[:300]))
+                        continue
                     if not isinstance(leaf, oracles.OracleFailure):
                         raise leaf
                     self.file(leaf, minimize=True)   # Hypothesis shrank it; now the IR
@@ -231,9 +254,17 @@ class Worker:
         self._campaign.replay_database(self.test(phases=self._campaign.REPLAY),
                                        lambda f: self.file(f, minimize=True))
         atheris_harness.fuzz(self.test(), on_failure=lambda f: self.file(f, minimize=True),
+                             on_error=self.broken,
                              should_stop=lambda: bool(stop_reason),
                              on_stop=self.exit, seed=self.config.seed,
                              corpus_dir=os.path.join(self.config.state_dir, "atheris-corpus"))
+
+    def broken(self, error: BaseException):
+        """The fuzzer itself raised: say so in one line and exit."""
+        import traceback
+        self.channel.send("error", message=traceback.format_exception_only(
+            type(error), error)[-1].strip()[:500])
+        self.exit(EXIT_BROKEN)
 
     def exit(self, code=0):
         self.file_pending()
@@ -246,7 +277,7 @@ def main(argv=None) -> None:
     config = WorkerConfig(**json.loads((argv or sys.argv[1:])[0]))
     channel = Channel(config.events_fd)
     signal.signal(signal.SIGINT, signal.SIG_IGN)   # the supervisor decides when to stop
-    signal.signal(signal.SIGTERM, lambda signum, frame: stop_reason.append("stop"))
+    signal.signal(signal.SIGTERM, _on_sigterm)
     os.makedirs(config.state_dir, exist_ok=True)
     fault = open(config.fault_path(), "w")
     faulthandler.enable(fault, all_threads=True)
@@ -274,10 +305,8 @@ def main(argv=None) -> None:
         pass
     except MemoryError:
         os._exit(EXIT_OOM)
-    except Exception as e:  # noqa: BLE001 - the fuzzer's own bug: say so, exit
-        import traceback
-        channel.send("error", message=traceback.format_exception_only(type(e), e)[-1].strip()[:500])
-        worker.exit(EXIT_BROKEN)
+    except Exception as e:  # noqa: BLE001 - the fuzzer's own bug
+        worker.broken(e)
     worker.exit(0)
 
 

@@ -84,7 +84,7 @@ def test_a_segfault_and_a_hang_become_findings_and_the_campaign_goes_on(tmp_path
 
 def test_sigterm_loses_nothing_and_a_restart_resumes(tmp_path):
     proc = subprocess.Popen(
-        campaign_argv(tmp_path, "--strategies", "valid", "--no-minimize",
+        campaign_argv(tmp_path, "--strategies", "valid",
                       "--worker-setup", "campaign_plants:signal_adds_an_axis", budget="5m"),
         env=env(tmp_path), stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     deadline = time.monotonic() + 90
