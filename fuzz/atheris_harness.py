@@ -31,6 +31,12 @@ DISCHARGE_MODULES = ("jax._src.state", "jax._src.pallas.primitives",
                      "jax._src.pallas.mosaic.primitives", "jax._src.pallas.mosaic.interpret")
 
 
+# Full-length inputs from the start: libFuzzer's slow growth from a few bytes
+# would give Hypothesis nothing but empty programs for minutes. (libFuzzer
+# takes the last of repeated flags, so a user's own flags still win.)
+INPUT_LENGTH = ("-len_control=0", "-max_len=2048")
+
+
 def instrument_discharge_modules() -> int:
     """Instrument the functions (and methods) of JAX's discharge-related
     modules in place; JAX is imported already, so `instrument_imports` would
@@ -70,12 +76,9 @@ def fuzz(test, *, on_failure, on_error, should_stop, on_stop, seed: int, corpus_
         except Exception as e:  # noqa: BLE001 - not JAX's failure: the caller decides
             on_error(e)
 
-    argv = [sys.argv[0], f"-seed={seed % 2**31 or 1}", "-rss_limit_mb=0", "-timeout=0",
-            "-handle_segv=0", "-handle_abrt=0", "-handle_bus=0", "-handle_ill=0",
-            "-handle_fpe=0", "-handle_int=0", "-handle_term=0", "-print_final_stats=0",
-            # Full-length inputs from the start: libFuzzer's slow growth from a few
-            # bytes would only give Hypothesis empty programs for minutes.
-            "-len_control=0", "-max_len=2048", corpus_dir]
+    argv = [sys.argv[0], *INPUT_LENGTH, f"-seed={seed % 2**31 or 1}", "-rss_limit_mb=0",
+            "-timeout=0", "-handle_segv=0", "-handle_abrt=0", "-handle_bus=0", "-handle_ill=0",
+            "-handle_fpe=0", "-handle_int=0", "-handle_term=0", "-print_final_stats=0", corpus_dir]
     atheris.Setup(argv, one_input)
     atheris.Fuzz()
 
@@ -107,7 +110,8 @@ def main():
     campaign.replay_corpus(corpus_dir, body, on_failure=still_fails,
                            on_fixed=lambda e: print(f"atheris harness: fixed? {e.path}", file=sys.stderr),
                            on_warning=lambda m: print(f"atheris harness: skipped {m}", file=sys.stderr))
-    atheris.Setup(sys.argv, test(tuple(Phase)).hypothesis.fuzz_one_input)
+    atheris.Setup([sys.argv[0], *INPUT_LENGTH, *sys.argv[1:]],
+                  test(tuple(Phase)).hypothesis.fuzz_one_input)
     atheris.Fuzz()
 
 

@@ -40,7 +40,7 @@ def add(sub) -> None:
     a = run.add_argument
     a("--budget", type=duration, default=duration("60s"),
       help="wall-clock budget, e.g. 90s, 30m, 8h (default 60s)")
-    a("--workers", type=_count, default=os.cpu_count() or 1,
+    a("--workers", type=_count, default=len(os.sched_getaffinity(0)),
       help="worker processes (default: all cores)")
     a("--mode", choices=("hypothesis", "atheris", "mixed"), default="hypothesis",
       help="how workers draw cases: Hypothesis' generator, atheris coverage guidance, "
