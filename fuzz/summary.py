@@ -23,19 +23,20 @@ def progress_line(c) -> str:
 
 
 class Progress:
-    """Redraws one line on a terminal; on a log, prints a line every 10 s."""
+    """Redraws one line on a terminal every second; on a log, prints a line
+    every 10 s."""
 
-    def __init__(self, stream=sys.stderr, every_s: float = 10.0):
-        self.stream, self.every_s, self.last = stream, every_s, 0.0
+    def __init__(self, stream=sys.stderr):
+        self.stream, self.last = stream, 0.0
         self.tty = stream.isatty()
+        self.every_s = 1.0 if self.tty else 10.0
 
     def __call__(self, campaign):
+        if time.monotonic() - self.last < self.every_s:
+            return
+        self.last = time.monotonic()
         line = progress_line(campaign)
-        if self.tty:
-            self.stream.write("\r\x1b[K" + line)
-        elif time.monotonic() - self.last >= self.every_s:
-            self.stream.write(line + "\n")
-            self.last = time.monotonic()
+        self.stream.write("\r\x1b[K" + line if self.tty else line + "\n")
         self.stream.flush()
 
     def done(self):

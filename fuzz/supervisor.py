@@ -29,6 +29,8 @@ GRACE_S = 15.0          # how long stopping workers may take to file and exit
 SAMPLE_EVERY_S = 2.0    # timeline resolution for the plots
 SAVE_EVERY_S = 30.0     # the summary on disk is never older than this
 MAX_BROKEN = 3          # worker start-up / fuzzer errors before the campaign gives up
+MAX_WARNINGS = 100      # distinct warnings kept (the latest)
+MAX_SAMPLES = 1000      # timeline points; beyond, every other one goes and sampling slows
 
 
 @dataclass
@@ -198,8 +200,9 @@ class Campaign:
             self._add_finding({k: v for k, v in ev.items() if k != "e"}, now)
         elif kind == "fixed":
             self.fixed.append(ev["id"])
-        elif kind == "warning":
+        elif kind == "warning" and ev["message"] not in self.warnings:
             self.warnings.append(ev["message"])
+            del self.warnings[:-MAX_WARNINGS]
         elif kind == "error":
             slot.error = ev["message"]
 
@@ -330,6 +333,7 @@ class Campaign:
             for slot in self.slots:
                 self._spawn(slot, now)
             next_sample = next_save = now
+            sample_every = SAMPLE_EVERY_S
             while True:
                 for key, _ in self.selector.select(timeout=0.25):
                     self._read(key.data, time.monotonic())
@@ -351,9 +355,12 @@ class Campaign:
                         self._kill(slot, "stop")
                 if now >= next_sample:
                     self._sample(now)
-                    next_sample = now + SAMPLE_EVERY_S
-                    if self.progress:
-                        self.progress(self)
+                    if len(self.timeline) > MAX_SAMPLES:   # hours-long runs stay small
+                        del self.timeline[::2]
+                        sample_every *= 2
+                    next_sample = now + sample_every
+                if self.progress:
+                    self.progress(self)
                 if now >= next_save:
                     self._save(now)
                     next_save = now + SAVE_EVERY_S
