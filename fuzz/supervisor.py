@@ -287,7 +287,7 @@ class Campaign:
         if slot.proc is None or slot.kill_reason:
             return
         slot.kill_reason = reason
-        if reason == "timeout":   # the Python stack of the hang, into the fault file
+        if reason in ("timeout", "oom"):   # its Python stack, into the fault file
             try:
                 os.kill(slot.proc.pid, signal.SIGUSR1)
                 time.sleep(0.3)
@@ -311,6 +311,8 @@ class Campaign:
         return self.config.max_cases is not None and self.cases >= self.config.max_cases
 
     def _watch(self, slot: Slot, now: float):
+        if slot.kill_reason:
+            return   # on its way out; keep what it was killed for
         limit = {"case": self.config.case_timeout_s,
                  "filing": self.config.filing_timeout_s}.get(slot.phase,
                                                                max(120.0, 4 * self.config.case_timeout_s))
@@ -385,7 +387,8 @@ class Campaign:
             "findings": len(self.findings),
             "new": sum(1 for f in self.findings if f["new"]), "rules": len(self.rules),
             "rss_mb": round(total, 1),
-            "worker_rss_mb": {s.index: round(s.rss_mb, 1) for s in self.slots},
+            "worker_rss_mb": {s.index: round(s.rss_mb, 1) for s in self.slots
+                              if s.proc is not None and not s.kill_reason},
             "worker_cases": {s.index: s.cases + sum(r[2] for r in self.retired if r[0] == s.index)
                              for s in self.slots}})
 
@@ -424,12 +427,19 @@ class Campaign:
                         for i, w in sorted(per_worker.items())},
             "restarts": dict(self.restarts),
             "rss_mb": {"worker_start": self.rss_start_mb, "worker_peak": round(self.peak_rss_mb, 1),
-                       "worker_end": (self.timeline[-1]["worker_rss_mb"] if self.timeline else {}),
+                       "worker_last": self._last_rss(),
                        "supervisor_peak": round(_own_peak_rss_mb(), 1)},
             "warnings": self.warnings, "errors": self.errors,
             "timeline": self.timeline,
             "exit_code": 2 if self.errors else 1 if new else 0,
         }
+
+    def _last_rss(self) -> dict:
+        """Each worker place's last resident memory seen while it was running."""
+        last = {}
+        for point in self.timeline:
+            last.update({k: v for k, v in point["worker_rss_mb"].items() if v})
+        return last
 
     def _per_oracle(self) -> dict:
         table = collections.defaultdict(collections.Counter)

@@ -73,3 +73,17 @@ def three_bugs():
     _patch(signal_p, changing(jnp.float32, 0))
     _patch(wait_p, changing(jnp.uint8, 2))
     _patch(read_p, changing(jnp.float16, 3))
+
+
+def bloat_on_rank2_read():
+    """Runaway memory: the first read of a rank-2 semaphore holds 1 GB."""
+    import numpy as np
+
+    def around(call, in_avals, values, params):
+        if _ref_rank(in_avals) >= 2 and _first_time("bloat"):
+            held = np.ones(125_000_000)   # 1 GB, written, so resident
+            time.sleep(20)
+            del held
+        return call()
+    _, _, read_p = compat.SEMAPHORE_PRIMITIVES
+    _patch(read_p, around)

@@ -63,20 +63,21 @@ def test_a_planted_bug_is_found_and_filed(tmp_path, mode):
     assert "<svg" in (tmp_path / "out" / "summary.html").read_text()
 
 
-def test_a_segfault_and_a_hang_become_findings_and_the_campaign_goes_on(tmp_path):
+def test_a_segfault_a_hang_and_a_memory_hog_become_findings_and_the_campaign_goes_on(tmp_path):
     done, summary, seconds = campaign(
-        tmp_path, "--strategies", "valid", "--case-timeout", "3s",
+        tmp_path, "--strategies", "valid", "--case-timeout", "3s", "--max-rss-mb", "600",
         "--worker-setup", "campaign_plants:abort_on_rank2_signal",
-        "--worker-setup", "campaign_plants:hang_on_rank2_wait", budget="20s")
+        "--worker-setup", "campaign_plants:hang_on_rank2_wait",
+        "--worker-setup", "campaign_plants:bloat_on_rank2_read", budget="20s")
     symptoms = {f["symptom"]: f for f in summary["findings"]["new"]}
-    assert {"crash", "timeout"} <= set(symptoms), done.stdout + done.stderr
+    assert {"crash", "timeout", "oom"} <= set(symptoms), done.stdout + done.stderr
     assert "SIGABRT" in symptoms["crash"]["message"]
     assert symptoms["crash"]["path"] in ("abstract", "run_state", "pallas_call", "tpu_interpret")
     for f in symptoms.values():  # the case it died on was saved before it ran
         regression = json.loads((tmp_path / "corpus" / "regressions" / f"{f['id']}.json").read_text())
         assert regression["case"]["semaphores"]
     # A fresh worker took over after each death, until the budget ran out.
-    assert summary["restarts"] == {"crash": 1, "timeout": 1}
+    assert summary["restarts"] == {"crash": 1, "timeout": 1, "oom": 1}
     assert summary["stopped_by"] == "budget" and not summary["errors"]
     assert seconds < 20 + 30   # the budget, plus start-up and the grace period at most
     assert done.returncode == 1
