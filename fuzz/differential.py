@@ -33,6 +33,10 @@ def _wrapped(count: int) -> int:
     return (count + 2**15) % 2**16 - 2**15
 
 
+def _why(want, got) -> str:
+    return f" ({WRAPS})" if _wrapped(want) == got else ""
+
+
 def _blame(case, writer) -> str:
     return "?" if writer is None else f"semaphore_{case.body[writer].tag}"
 
@@ -62,32 +66,31 @@ def _unscoped(case):
 def against_model(case: ir.Case, meaning: model.Meaning, outcome) -> list[Mismatch]:
     """Where ``outcome`` (an error-free run of a valid case with a defined
     meaning) differs from what the case means."""
-    rows, first = [], None   # first: (primitive, message) of the first difference
+    rows, diffs = [], []   # diffs: (primitive to blame, message), in order
     if outcome.reads is not None:
         rows.append(("reads", list(meaning.reads), list(outcome.reads)))
         for k, (want, got) in enumerate(zip(meaning.reads, outcome.reads)):
-            if want != got and first is None:
-                why = f" ({WRAPS})" if _wrapped(want) == got else ""
-                first = (_blame(case, meaning.read_writers[k]),
-                         f"read {k} is {got}, expected {want}{why}")
+            if want != got:
+                diffs.append((_blame(case, meaning.read_writers[k]),
+                              f"read {k} is {got}, expected {want}{_why(want, got)}"))
     if outcome.state is not None:
         for i, got in zip(_unscoped(case), outcome.state):
-            want = np.asarray(meaning.state[i], dtype=object)
-            rows.append((f"s{i}", meaning.state[i], got))
-            bad = np.argwhere(want != np.asarray(got, dtype=object))
-            if len(bad) and first is None:
-                at = tuple(int(j) for j in bad[0])
-                w, g = want[at], np.asarray(got)[at]
-                why = f" ({WRAPS})" if _wrapped(w) == g else ""
-                writer = np.asarray(meaning.state_writers[i], dtype=object)[at]
-                first = (_blame(case, writer),
-                         f"final s{i}{list(at)} is {g}, expected {w}{why}")
+            want, got = np.asarray(meaning.state[i], dtype=object), np.asarray(got)
+            writers = np.asarray(meaning.state_writers[i], dtype=object)
+            rows.append((f"s{i}", meaning.state[i], got.tolist()))
+            for at in map(tuple, np.argwhere(want != got.astype(object))):
+                diffs.append((_blame(case, writers[at]),
+                              f"final s{i}{[int(j) for j in at]} is {got[at]}, expected "
+                              f"{want[at]}{_why(want[at], got[at])}"))
     if outcome.leftover is not None:
         nonzero = _nonzero(meaning.state)
         rows.append(("left over", nonzero or 0, outcome.leftover))
         if not _leftover_fits(outcome.leftover, nonzero):
-            first = first or ("?", f"count left at kernel exit is {outcome.leftover}, "
-                                   f"expected {'one of those left non-zero' if nonzero else 0}")
+            diffs.append(("?", f"count left at kernel exit is {outcome.leftover}, expected "
+                               f"{'one of those left non-zero' if nonzero else 0}"))
+    # An element the program never touched shows where a value went, not which
+    # statement sent it there: prefer a difference with a statement to blame.
+    first = next((d for d in diffs if d[0] != "?"), diffs[0] if diffs else None)
     if first is None:
         return []
     return [Mismatch("model-vs-path", first[0], outcome.path, first[1],

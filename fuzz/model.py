@@ -80,6 +80,12 @@ def positions(shape: tuple[int, ...], view: ir.View) -> np.ndarray:
     return np.asarray(arr)
 
 
+def add(counts: np.ndarray, view: ir.View, amount: int) -> None:
+    """Add ``amount`` to every count ``view`` denotes, in place (an element
+    the view names twice gets it once, as with NumPy's ``a[idx] += amount``)."""
+    counts.reshape(-1)[positions(counts.shape, view).reshape(-1)] += amount
+
+
 def element(shape: tuple[int, ...], view: ir.View) -> tuple[int, ...]:
     """The one element a scalar view denotes, as a full index into ``shape``.
 
@@ -119,7 +125,7 @@ def evaluate(case: ir.Case) -> Meaning:
             case ir.Signal() if stmt.device_id is not None or stmt.core_index is not None:
                 raise ModelError(f"statement {n}: a signal to another device or core")
             case ir.Signal():
-                flat[p] += stmt.inc.value
+                add(counts[stmt.view.ref], stmt.view, stmt.inc.value)
                 last_writer[p] = n
             case ir.Wait():
                 last_writer[p] = n
@@ -128,7 +134,7 @@ def evaluate(case: ir.Case) -> Meaning:
                         f"statement {n} waits for {stmt.value.value} on a count of "
                         f"{flat[p]}: it would block forever")
                 if stmt.decrement:
-                    flat[p] -= stmt.value.value
+                    add(counts[stmt.view.ref], stmt.view, -stmt.value.value)
             case ir.Read():
                 reads.append(int(flat[p]))
                 read_writers.append(last_writer[p])

@@ -30,6 +30,12 @@ def _usable(sems):
     return [i for i, s in enumerate(sems) if 0 not in s.shape]
 
 
+# decrement=False is rare (and not where shrinking heads): its discharge
+# collapses the ref (a known JAX bug), which would stop most cases at the
+# first tier and pull every shrink towards that bug.
+_DECREMENT = st.integers(0, 7).map(lambda n: n < 7)
+
+
 @st.composite
 def statements(draw, sems, *, dynamic=True, max_chain=3, kinds=TRANSFORM_KINDS):
     """A valid statement over one of ``sems`` (which must have a usable one)."""
@@ -45,7 +51,7 @@ def statements(draw, sems, *, dynamic=True, max_chain=3, kinds=TRANSFORM_KINDS):
     if op == "signal":
         return ir.Signal(view, draw(operands(dynamic=dynamic)))
     if op == "wait":
-        return ir.Wait(view, draw(operands(dynamic=dynamic)), draw(st.booleans()))
+        return ir.Wait(view, draw(operands(dynamic=dynamic)), draw(_DECREMENT))
     return ir.Read(view)
 
 
@@ -89,8 +95,8 @@ def _check_sizes(**sizes):
 
 @st.composite
 def programs(draw, *, kinds=ir.SEMAPHORE_KINDS, shapes=None, max_semaphores=3,
-             max_statements=6, max_chain=3, dynamic=True, paths=ir.PATHS,
-             endings=ENDINGS):
+             max_statements=6, max_chain=3, transforms=TRANSFORM_KINDS, dynamic=True,
+             paths=ir.PATHS, endings=ENDINGS):
     """Valid semaphore programs: every statement's view is ``()``-shaped and
     in bounds. Shrinks towards one scalar semaphore and few, short statements.
 
@@ -114,7 +120,7 @@ def programs(draw, *, kinds=ir.SEMAPHORE_KINDS, shapes=None, max_semaphores=3,
     body = ()
     if _usable(sems):
         body = tuple(draw(st.lists(
-            statements(sems, dynamic=dynamic, max_chain=max_chain),
+            statements(sems, dynamic=dynamic, max_chain=max_chain, kinds=transforms),
             max_size=max_statements)))
     ending = draw(st.sampled_from(tuple(endings)))
     if "balanced" in ending:

@@ -1,0 +1,132 @@
+"""Planted bugs the shape oracles cannot see: each keeps every shape right and
+computes the wrong counts. The model (or another path) must catch each,
+shrink it, and show expected against actual."""
+import types
+
+import jax
+import jax.numpy as jnp
+import pytest
+from hypothesis import given, settings, seed, HealthCheck
+
+from fuzz import compat, findings, known_findings, minimize, oracles, unsupported
+from jax._src.pallas import hlo_interpreter
+from jax._src.state import discharge as state_discharge
+from strategies import programs
+
+signal_p, wait_p, _ = compat.SEMAPHORE_PRIMITIVES
+# Index chains only: reshape and transpose views mostly hit known JAX bugs and
+# unsupported features first, which would leave few cases to evaluate.
+INT16 = programs(kinds=("int16",), transforms=("at",), max_semaphores=2, max_statements=4,
+                 paths=("abstract", "run_state", "pallas_call"))
+
+
+@pytest.fixture
+def plant(monkeypatch):
+    def plant(obj, name, value):
+        jax.clear_caches()
+        if isinstance(obj, dict):
+            monkeypatch.setitem(obj, name, value)
+        else:
+            monkeypatch.setattr(obj, name, value)
+    yield plant
+    monkeypatch.undo()
+    jax.clear_caches()
+
+
+def _changing_update(prim, change):
+    """The real rule of ``prim``, with its new semaphore value replaced by
+    ``change(old, new)`` (same shape and dtype)."""
+    def around(call, in_avals, values, params):
+        new_invals, outs = call()
+        new = new_invals[0]
+        return [None if new is None else change(values[0], new), *new_invals[1:]], outs
+    return compat.wrap_rule(compat.discharge_rules()[prim], around)
+
+
+def _to_the_next_element(old, new):
+    delta = (new - old).reshape(-1)
+    return old + jnp.roll(delta, 1).reshape(old.shape)
+
+
+def _even_elements_only(old, new):
+    flat = jnp.arange(old.size).reshape(old.shape)
+    return jnp.where(flat % 2 == 0, new, old)
+
+
+def _hunt(cls, names, strategy=INT16, max_examples=100):
+    """The failure Hypothesis finds and shrinks, running only the oracles
+    ``names`` (the others would find the planted bug too, and cost time)."""
+    @settings(max_examples=max_examples, deadline=None, database=None,
+              report_multiple_bugs=False, suppress_health_check=list(HealthCheck))
+    @seed(0)
+    @given(strategy)
+    def prop(case):
+        report = oracles.check(case, oracles=names)
+        for f in report.failures:
+            if isinstance(f, cls) and not known_findings.match(f, report.failures):
+                raise f
+
+    with pytest.raises(cls) as caught:
+        prop()
+    f = caught.value
+    # Then the IR-level reduction, as a finding gets before it is filed.
+    sig = findings.signature(f)
+    f.case = minimize.minimize(f.case, lambda c: any(
+        findings.signature(g) == sig for g in oracles.check(c, oracles=names).failures)).case
+    assert len(f.case.body) <= 3 and len(f.case.semaphores) <= 2, f.case
+    return f
+
+
+def _caught(cls):
+    f = _hunt(cls, ("model-vs-path",))
+    assert "expected (model)" in str(f) and "actual (" in str(f), str(f)
+    return f
+
+
+def test_model_catches_a_signal_landing_on_the_wrong_element(plant):
+    plant(compat.discharge_rules(), signal_p, _changing_update(signal_p, _to_the_next_element))
+    f = _caught(oracles.ModelMismatch)
+    assert f.primitive == "semaphore_signal"
+    assert any(len(s.shape) >= 1 for s in f.case.semaphores)
+
+
+def test_model_catches_a_signal_that_drops_every_second_element(plant):
+    plant(compat.discharge_rules(), signal_p, _changing_update(signal_p, _even_elements_only))
+    f = _caught(oracles.ModelMismatch)
+    assert f.primitive == "semaphore_signal"
+
+
+def test_model_catches_a_wait_that_skips_the_decrement(plant):
+    def no_decrement(old, new):
+        return old
+    plant(compat.discharge_rules(), wait_p, _changing_update(wait_p, no_decrement))
+    f = _caught(oracles.ModelMismatch)
+    assert f.primitive == "semaphore_wait"
+    assert any(type(s).__name__ == "Wait" and s.decrement for s in f.case.body)
+
+
+def test_path_vs_path_catches_one_interpreter_going_wrong(plant):
+    # Only pallas_call's HLO interpreter discharges with a signal rule that
+    # adds twice; run_state keeps the real one. No model is consulted.
+    wrong = _changing_update(signal_p, lambda old, new: old + 2 * (new - old))
+
+    def discharge_state(*args, **kwargs):
+        rules = compat.discharge_rules()
+        real, rules[signal_p] = rules[signal_p], wrong
+        try:
+            return state_discharge.discharge_state(*args, **kwargs)
+        finally:
+            rules[signal_p] = real
+
+    plant(hlo_interpreter, "state_discharge",
+          types.SimpleNamespace(**{**vars(state_discharge), "discharge_state": discharge_state}))
+    f = _hunt(oracles.PathMismatch, ("path-vs-path",))
+    assert "run_state/pallas_call" in str(f)
+
+
+@pytest.mark.parametrize("entry", unsupported.current(), ids=lambda e: e.id)
+def test_each_unsupported_entry_is_still_unsupported(entry):
+    """A JAX release that adds support fails here: drop the entry."""
+    report = oracles.check(entry.example)
+    assert not report.failures, report.failures
+    assert [u[1] for u in report.unsupported if u[0] == entry.path] == [entry]

@@ -1,0 +1,74 @@
+"""The reference model against NumPy, and against itself re-indexed."""
+import numpy as np
+from hypothesis import given, strategies as st
+
+from fuzz import ir, model
+from strategies import programs, semaphore_shapes, transform_chains
+
+_KINDS = ("at", "reshape", "transpose")
+
+
+def _numpy_chain(a, chain):
+    """What NumPy gives for the same chain applied to the data itself."""
+    for t in chain:
+        if isinstance(t, ir.At):
+            a = a[tuple(ir.index_key(i) for i in t.indices)]
+        elif isinstance(t, ir.Reshape):
+            a = a.reshape(t.shape)
+        else:
+            a = a.transpose(t.permutation)
+    return np.asarray(a)
+
+
+@st.composite
+def _arrays_and_chains(draw, max_length=3):
+    shape = draw(semaphore_shapes(max_dims=3, max_side=4))
+    chain = draw(transform_chains(shape, scalar=0 not in shape and draw(st.booleans()),
+                                  max_length=max_length, kinds=_KINDS))
+    size = int(np.prod(shape, dtype=np.int64))
+    data = np.asarray(draw(st.lists(st.integers(-100, 100), min_size=size, max_size=size)),
+                      dtype=np.int64).reshape(shape)
+    return data, ir.View(0, chain)
+
+
+@given(_arrays_and_chains())
+def test_a_view_denotes_the_elements_numpy_indexing_gives(data_view):
+    data, view = data_view
+    positions = model.positions(data.shape, view)
+    np.testing.assert_array_equal(data.reshape(-1)[positions], _numpy_chain(data, view.transforms))
+
+
+@given(_arrays_and_chains(max_length=1), st.integers(-5, 5))
+def test_adding_through_a_view_is_numpys_indexed_add(data_view, amount):
+    data, view = data_view
+    # NumPy writes through one index into the array itself (a chain of
+    # advanced indexes would write into a copy): compare on one .at.
+    view = ir.View(0, tuple(t for t in view.transforms[:1] if isinstance(t, ir.At)))
+    expected = data.copy()
+    expected[tuple(ir.index_key(i) for t in view.transforms for i in t.indices)] += amount
+    counts = data.astype(object)
+    model.add(counts, view, amount)
+    np.testing.assert_array_equal(counts.astype(np.int64), expected)
+
+
+@given(programs())
+def test_reindexing_every_view_keeps_the_meaning(case):
+    assert model.evaluate(model.canonical(case)) == model.evaluate(case)
+
+
+def test_counts_are_unbounded_and_a_blocking_wait_is_undefined():
+    s = ir.Semaphore("regular", ())
+    big = model.evaluate(ir.Case((s,), (ir.Signal(ir.View(0), ir.Int(2**31 - 1)),) * 2
+                                 + (ir.Read(ir.View(0)),)))
+    assert big.reads == (2**32 - 2,) and big.undefined is None
+    blocked = model.evaluate(ir.Case((s,), (ir.Signal(ir.View(0), ir.Int(1)),
+                                            ir.Wait(ir.View(0), ir.Int(2)),
+                                            ir.Read(ir.View(0)))))
+    assert "statement 1" in blocked.undefined and blocked.reads == ()
+
+
+def test_a_non_decrementing_wait_leaves_the_count():
+    s, at1 = ir.Semaphore("int16", (2,)), ir.View(0, (ir.At((ir.Int(1),)),))
+    m = model.evaluate(ir.Case((s,), (ir.Signal(at1, ir.Int(3)), ir.Wait(at1, ir.Int(2), False),
+                                      ir.Wait(at1, ir.Int(1)), ir.Read(at1))))
+    assert m.reads == (2,) and m.state == ([0, 2],)
