@@ -127,7 +127,9 @@ ALL_KNOWN: tuple[KnownFinding, ...] = (
     KnownFinding(
         "run-state-jit-semaphore-effect",
         "pl.run_state of a kernel that uses semaphores runs eagerly, but under "
-        "jax.jit fails to lower: 'Cannot lower jaxpr with effects: SemaphoreEffect'",
+        "jax.jit fails to lower: 'Cannot lower jaxpr with effects: SemaphoreEffect'. "
+        "run_state's abstract eval lets the body's SemaphoreEffect escape; with it "
+        "filtered out, jit lowers and agrees with eager",
         symptoms=(("jit-eager", r"^under jax.jit raised ValueError: Cannot lower jaxpr with "
                                 r"effects: .*SemaphoreEffect"),),
         example=_case(ir.Semaphore("int16", ()), ir.Signal(ir.View(0), ir.Int(0)))),

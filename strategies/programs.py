@@ -2,13 +2,14 @@
 from __future__ import annotations
 
 import dataclasses
+import functools
 
 import numpy as np
 from hypothesis import strategies as st
 from hypothesis.errors import InvalidArgument
 
 from fuzz import ir
-from strategies.semaphores import semaphores as semaphore_decls
+from strategies.semaphores import semaphore_shapes, semaphores as semaphore_decls
 from strategies.transforms import TRANSFORM_KINDS, index_operands, transform_chains
 
 
@@ -112,16 +113,19 @@ def programs(draw, *, kinds=ir.SEMAPHORE_KINDS, shapes=None, max_semaphores=3,
         raise InvalidArgument(f"endings must be a non-empty subset of {ENDINGS}")
     # Half the programs use only unscoped int16 arrays, which every path
     # (run_state included) can express; shrinking heads there.
-    if "int16" in kinds and draw(st.booleans()) is False:
-        decls = semaphore_decls(kinds=("int16",), shapes=shapes, scoped=st.just(False))
-    else:
-        decls = semaphore_decls(kinds=kinds, shapes=shapes)
-    sems = tuple(draw(st.lists(decls, min_size=1, max_size=max_semaphores)))
+    only_int16 = "int16" in kinds and draw(st.booleans()) is False
+    decls = functools.partial(
+        semaphore_decls, **({"kinds": ("int16",), "scoped": st.just(False)} if only_int16
+                            else {"kinds": kinds}))
+    # The first semaphore has elements (unless ``shapes`` says otherwise), so
+    # that a program has something to signal, wait on and read.
+    first = decls(shapes=semaphore_shapes(min_side=1) if shapes is None else shapes)
+    sems = (draw(first), *draw(st.lists(decls(shapes=shapes), max_size=max_semaphores - 1)))
     body = ()
     if _usable(sems):
         body = tuple(draw(st.lists(
             statements(sems, dynamic=dynamic, max_chain=max_chain, kinds=transforms),
-            max_size=max_statements)))
+            min_size=min(1, max_statements), max_size=max_statements)))
     ending = draw(st.sampled_from(tuple(endings)))
     if "balanced" in ending:
         body += balance(body)

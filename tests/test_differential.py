@@ -1,6 +1,7 @@
 """Planted bugs the shape oracles cannot see: each keeps every shape right and
 computes the wrong counts. The model (or another path) must catch each,
 shrink it, and show expected against actual."""
+import dataclasses
 import types
 
 import jax
@@ -130,3 +131,66 @@ def test_each_unsupported_entry_is_still_unsupported(entry):
     report = oracles.check(entry.example)
     assert not report.failures, report.failures
     assert [u[1] for u in report.unsupported if u[0] == entry.path] == [entry]
+
+
+# --- metamorphic oracles: each with a bug only its own comparison can see ----
+
+def test_chain_equivalence_catches_an_update_lost_through_a_longer_chain(plant):
+    # Views built from two or more transforms lose their signal; one index
+    # works. The re-indexed program (one static index) exposes it.
+    def around(call, in_avals, values, params):
+        new_invals, outs = call()
+        _, transforms, *_ = params["args_tree"].unflatten(values)
+        if len(transforms) >= 2:
+            new_invals = [values[0], *new_invals[1:]]
+        return new_invals, outs
+    plant(compat.discharge_rules(), signal_p,
+          compat.wrap_rule(compat.discharge_rules()[signal_p], around))
+    f = _hunt(oracles.ChainMismatch, ("chain-equivalence",))
+    assert "re-indexed" in str(f)
+    assert any(len(s.view.transforms) >= 2 for s in f.case.body)
+
+
+def test_vmap_stack_catches_a_batching_rule_that_mixes_up_batch_elements(plant):
+    from jax._src.interpreters import batching
+    from jax._src.pallas.pallas_call import pallas_call_p
+    # JAX 0.12 keeps pallas_call's rule with the "fancy" (axis-aware) batchers.
+    table = getattr(batching, "fancy_primitive_batchers", {})
+    table = table if pallas_call_p in table else batching.primitive_batchers
+    real = table[pallas_call_p]
+
+    def reversed_batch(*args, **kwargs):
+        outs, dims = real(*args, **kwargs)
+        return [jnp.flip(o, axis=d) if d is not None else o for o, d in zip(outs, dims)], dims
+    plant(table, pallas_call_p, reversed_batch)
+    f = _hunt(oracles.VmapMismatch, ("vmap-stack",))
+    assert "one by one" in str(f)
+
+
+def test_jit_eager_catches_a_lowering_that_discharges_differently(plant):
+    # Under jit, run_state is lowered; eagerly it is discharged and evaluated.
+    # First undo the known JAX bug that stops every semaphore program from
+    # lowering (run_state leaks SemaphoreEffect), then plant a lowering whose
+    # signal rule adds twice. Eager keeps the real rule.
+    from jax._src.interpreters import mlir
+    from jax._src.pallas import primitives as pallas_primitives
+    run_state_p = state_discharge.run_state_p
+    abstract_eval = run_state_p.abstract_eval
+
+    def without_semaphore_effect(*args, **params):
+        out, effects = abstract_eval(*args, **params)
+        return out, {e for e in effects if not isinstance(e, pallas_primitives.SemaphoreEffect)}
+    plant(run_state_p, "abstract_eval", without_semaphore_effect)
+    wrong = _changing_update(signal_p, lambda old, new: old + 2 * (new - old))
+
+    def impl(*args, **params):
+        rules = compat.discharge_rules()
+        real, rules[signal_p] = rules[signal_p], wrong
+        try:
+            return state_discharge._run_state_impl(*args, **params)
+        finally:
+            rules[signal_p] = real
+    plant(mlir._lowerings, run_state_p, dataclasses.replace(
+        mlir._lowerings[run_state_p], rule=mlir.lower_fun(impl, multiple_results=True)))
+    f = _hunt(oracles.JitMismatch, ("jit-eager",))
+    assert f.path == "run_state" and "results differ" in f.message
