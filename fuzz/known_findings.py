@@ -108,10 +108,12 @@ ALL_KNOWN: tuple[KnownFinding, ...] = (
     KnownFinding(
         "bitcast-semaphore-unclear-error",
         "bitcasting a semaphore ref fails with 'unexpected input: dtype=semaphore' "
-        "(or IndexError for int16 refs), errors that do not say bitcast is unsupported",
+        "(or, for int16 refs, IndexError or a dynamic_update_slice dtype TypeError), "
+        "errors that do not say bitcast is unsupported",
         symptoms=((_INVALID, r"(ValueError: unexpected input: dtype=\w*semaphore\w*|IndexError: list "
-                             r"index out of range); expected NotImplementedError\|ValueError matching "
-                             r"'\(\?i\)bitcast'"),),
+                             r"index out of range|TypeError: lax.dynamic_update_slice requires "
+                             r"arguments to have the same dtypes); expected NotImplementedError\|"
+                             r"ValueError matching '\(\?i\)bitcast'"),),
         example=_case(ir.Semaphore("regular", (2,)),
                       ir.Signal(ir.View(0, (ir.Bitcast("int16"), ir.At((ir.Int(0),)))), ir.Int(1)),
                       expect=ir.ExpectedError("NotImplementedError|ValueError", r"(?i)bitcast",
