@@ -1,9 +1,14 @@
-"""Throughput benchmark: cases per second on each path, side by side with the
-raw cost of ``make_jaxpr`` + ``discharge_state`` on the same cases.
+"""Where the time goes: cases per second for each tier and oracle, side by
+side with the raw cost of ``make_jaxpr`` + ``discharge_state`` on the same
+cases.
 
     python -m fuzz.bench [N]
 
-Prints ratios measured in this one run; nothing is asserted.
+Two samples, because no one case runs everywhere: int16 programs (every path
+but the TPU interpreter, which takes real semaphores only) and programs over
+REGULAR semaphores (every path but ``run_state``, which takes arrays only).
+Columns run interleaved, case by case, so drift hits each alike. Prints
+ratios measured in this one run; nothing is asserted.
 """
 from __future__ import annotations
 
@@ -13,21 +18,22 @@ import time
 import jax
 from hypothesis import HealthCheck, given, settings
 
-from fuzz import compat, emit, oracles, paths
+from fuzz import compat, emit, model, oracles, paths
+
+SHAPE = ("seed-invariant", "aval-preserved", "abstract-concrete", "valid-runs")
 
 
-def sample(n: int):
+def sample(n: int, kind: str, applicable: str):
     from strategies import programs
     cases = []
 
     @settings(max_examples=n, database=None, derandomize=True, deadline=None,
               suppress_health_check=list(HealthCheck))
-    @given(programs(kinds=("int16",)))
+    @given(programs(kinds=(kind,)))
     def collect(case):
         cases.append(case)
     collect()
-    # Only cases every path can run, so each column times the same work.
-    return [c for c in cases if not paths.not_applicable(c, "run_state")][:n]
+    return [c for c in cases if not paths.not_applicable(c, applicable)][:n]
 
 
 def raw_discharge(case):
@@ -36,15 +42,23 @@ def raw_discharge(case):
     compat.discharge_closed(jax.make_jaxpr(emit.live_kernel(case))(*avals))
 
 
-def main(argv=None):
-    n = int((argv or sys.argv[1:] or ["200"])[0])
-    cases = sample(n)
-    columns = {"raw make_jaxpr+discharge": lambda c: raw_discharge(c)}
-    for path in paths.RUNNERS:
-        columns[f"{path} (+probes, oracles)"] = (
-            lambda c, p=path: oracles.check(c, on_paths=(p,)))
+def _columns(evaluating):
+    columns = {"raw make_jaxpr+discharge": raw_discharge,
+               "model alone": model.evaluate,
+               "abstract tier": lambda c: oracles.check(c, on_paths=("abstract",))}
+    for path in evaluating:
+        columns[f"{path} + model"] = (lambda c, p=path: oracles.check(
+            c, on_paths=(p,), oracles=SHAPE + ("model-vs-path",)))
+    for name in ("jit-eager", "chain-equivalence", "vmap-stack"):
+        columns[f"{name} (+ its runs)"] = (
+            lambda c, n=name: oracles.check(c, on_paths=evaluating, oracles=SHAPE + (n,)))
+    columns["full tier (every path, oracle)"] = oracles.check
+    return columns
+
+
+def table(title, cases, columns):
     seconds = dict.fromkeys(columns, 0.0)
-    for case in cases:  # interleaved, so drift hits every column alike
+    for case in cases:
         for name, fn in columns.items():
             start = time.perf_counter()
             try:
@@ -53,10 +67,19 @@ def main(argv=None):
                 pass
             seconds[name] += time.perf_counter() - start
     raw = seconds["raw make_jaxpr+discharge"]
-    print(f"JAX {jax.__version__}, {len(cases)} cases (int16 programs, every path applicable)")
-    print(f"{'column':<34}{'cases/s':>10}{'x raw time':>12}")
+    print(f"\n{title}: {len(cases)} cases")
+    print(f"{'column':<36}{'cases/s':>10}{'ms/case':>10}{'x raw time':>12}")
     for name, s in seconds.items():
-        print(f"{name:<34}{len(cases) / s:>10.1f}{s / raw:>12.2f}")
+        print(f"{name:<36}{len(cases) / s:>10.1f}{1000 * s / len(cases):>10.1f}{s / raw:>12.2f}")
+
+
+def main(argv=None):
+    n = int((argv or sys.argv[1:] or ["100"])[0])
+    print(f"JAX {jax.__version__}")
+    table("int16 programs", sample(n, "int16", "run_state"),
+          _columns(("run_state", "pallas_call")))
+    table("REGULAR-semaphore programs", sample(n, "regular", "tpu_interpret"),
+          _columns(("pallas_call", "tpu_interpret")))
 
 
 if __name__ == "__main__":
