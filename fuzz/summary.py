@@ -62,7 +62,8 @@ def text(summary: dict, out_dir: str) -> str:
     if f["known"]:
         lines.append("   known findings hit (counted, not reported):")
         for kid, n in sorted(f["known"].items(), key=lambda kv: -kv[1]):
-            lines.append(f"     {n:>5}  {kid}: {known_findings.BY_ID[kid].description}")
+            known = known_findings.BY_ID.get(kid)   # workers may run a newer checkout
+            lines.append(f"     {n:>5}  {kid}: {known.description if known else '(not listed here)'}")
     if f["fixed"]:
         lines.append(f"   filed findings that no longer fail: {', '.join(f['fixed'])}")
     if f["seen_again"]:
