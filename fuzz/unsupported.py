@@ -43,21 +43,23 @@ TABLE: tuple[Unsupported, ...] = (
         "tpu-interpret-semaphore-read", "tpu_interpret",
         r"MLIR translation rule for primitive 'semaphore_read' not found for platform cpu",
         "the TPU interpreter has no CPU rule for semaphore_read",
-        _case(_S, ir.Read(_AT1), paths=("tpu_interpret",))),
+        _case(_S, ir.Read(_AT1), paths=("tpu_interpret",)), ((0, 10), (0, 12))),
     Unsupported(
         "tpu-interpret-nondecrementing-wait", "tpu_interpret",
         r"NotImplementedError: Non-decrementing wait is not supported",
         "the TPU interpreter refuses semaphore_wait(decrement=False)",
-        _case(_S, ir.Wait(_AT1, ir.Int(0), decrement=False), paths=("tpu_interpret",))),
+        _case(_S, ir.Wait(_AT1, ir.Int(0), decrement=False), paths=("tpu_interpret",)),
+        ((0, 10), (0, 12))),
     *(Unsupported(
         f"transpose-not-dischargeable-{path}", path,
         r"NotImplementedError: .*TransposeTransform",
-        "a transposed semaphore view traces, but discharge has no rule for it",
-        _case(ir.Semaphore("int16", (2, 2)),
+        "a transposed semaphore view traces, but discharge (or the TPU "
+        "interpreter) has no rule for it",
+        _case(ir.Semaphore("regular" if path == "tpu_interpret" else "int16", (2, 2)),
               ir.Signal(ir.View(0, (ir.Transpose((1, 0)), ir.At((ir.Int(0), ir.Int(1))))),
                         ir.Int(1)),
               paths=(path,)),
-        ((0, 10), (0, 12))) for path in ("abstract", "run_state", "pallas_call")),
+        ((0, 10), (0, 12))) for path in ("abstract", "run_state", "pallas_call", "tpu_interpret")),
 )
 
 
