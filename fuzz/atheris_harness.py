@@ -57,8 +57,10 @@ def instrument_discharge_modules() -> int:
     return count
 
 
-def fuzz(test, *, on_failure, on_error, should_stop, on_stop, seed: int, corpus_dir: str):
-    """Fuzz until ``should_stop()`` (then ``on_stop()``): each input is one
+def fuzz(test, *, on_failure, on_error, should_stop, on_stop, stop_exception, seed: int,
+         corpus_dir: str, artifact_dir: str):
+    """Fuzz until ``should_stop()`` or ``stop_exception`` (then ``on_stop()``,
+    which must not return): each input is one
     example of ``test``; a failure goes to ``on_failure`` and fuzzing goes on;
     any other exception (the fuzzer's own bug) goes to ``on_error``.
     Signals and crashes are left to the campaign's supervisor (libFuzzer's
@@ -71,6 +73,8 @@ def fuzz(test, *, on_failure, on_error, should_stop, on_stop, seed: int, corpus_
             on_stop()
         try:
             test.hypothesis.fuzz_one_input(data)
+        except stop_exception:
+            on_stop()   # never let it reach libFuzzer, which would keep it as a crash
         except oracles.OracleFailure as f:
             on_failure(f)
         except Exception as e:  # noqa: BLE001 - not JAX's failure: the caller decides
@@ -78,7 +82,8 @@ def fuzz(test, *, on_failure, on_error, should_stop, on_stop, seed: int, corpus_
 
     argv = [sys.argv[0], *INPUT_LENGTH, f"-seed={seed % 2**31 or 1}", "-rss_limit_mb=0",
             "-timeout=0", "-handle_segv=0", "-handle_abrt=0", "-handle_bus=0", "-handle_ill=0",
-            "-handle_fpe=0", "-handle_int=0", "-handle_term=0", "-print_final_stats=0", corpus_dir]
+            "-handle_fpe=0", "-handle_int=0", "-handle_term=0", "-print_final_stats=0",
+            f"-artifact_prefix={os.path.join(artifact_dir, '')}", corpus_dir]
     atheris.Setup(argv, one_input)
     atheris.Fuzz()
 

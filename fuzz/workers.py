@@ -255,9 +255,10 @@ class Worker:
                                        lambda f: self.file(f, minimize=True))
         atheris_harness.fuzz(self.test(), on_failure=lambda f: self.file(f, minimize=True),
                              on_error=self.broken,
-                             should_stop=lambda: bool(stop_reason),
-                             on_stop=self.exit, seed=self.config.seed,
-                             corpus_dir=os.path.join(self.config.state_dir, "atheris-corpus"))
+                             should_stop=lambda: bool(stop_reason), on_stop=self.exit,
+                             stop_exception=Stop, seed=self.config.seed,
+                             corpus_dir=os.path.join(self.config.state_dir, "atheris-corpus"),
+                             artifact_dir=self.config.state_dir)
 
     def broken(self, error: BaseException):
         """The fuzzer itself raised: say so in one line and exit."""

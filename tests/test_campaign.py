@@ -36,7 +36,7 @@ def env(tmp):
 
 def campaign(tmp, *extra, budget="15s"):
     start = time.monotonic()
-    done = subprocess.run(campaign_argv(tmp, *extra, budget=budget), env=env(tmp),
+    done = subprocess.run(campaign_argv(tmp, *extra, budget=budget), env=env(tmp), cwd=tmp,
                           capture_output=True, text=True, timeout=180)
     summary = json.loads((tmp / "out" / "summary.json").read_text())
     return done, summary, time.monotonic() - start
@@ -61,6 +61,7 @@ def test_a_planted_bug_is_found_and_filed(tmp_path, mode):
     suite = ET.parse(tmp_path / "out" / "junit.xml").getroot()
     assert int(suite.get("failures")) == len(new)
     assert "<svg" in (tmp_path / "out" / "summary.html").read_text()
+    assert not list(tmp_path.glob("crash-*")), "libFuzzer kept a stop as a crash"
 
 
 def test_a_segfault_a_hang_and_a_memory_hog_become_findings_and_the_campaign_goes_on(tmp_path):
@@ -87,7 +88,7 @@ def test_sigterm_loses_nothing_and_a_restart_resumes(tmp_path):
     proc = subprocess.Popen(
         campaign_argv(tmp_path, "--strategies", "valid",
                       "--worker-setup", "campaign_plants:signal_adds_an_axis", budget="5m"),
-        env=env(tmp_path), stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+        env=env(tmp_path), cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     deadline = time.monotonic() + 90
     while not filed(tmp_path) and time.monotonic() < deadline:
         time.sleep(0.5)
