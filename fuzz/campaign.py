@@ -24,6 +24,9 @@ class Stats:
     skipped: collections.Counter = field(default_factory=collections.Counter)
     known: collections.Counter = field(default_factory=collections.Counter)
     already_found: collections.Counter = field(default_factory=collections.Counter)
+    undefined: int = 0     # valid cases the model gives no meaning (see fuzz/model.py)
+    # Valid cases a path refused as unsupported: table entry id, or "new: ...".
+    unsupported: collections.Counter = field(default_factory=collections.Counter)
     failures: list[oracles.OracleFailure] = field(default_factory=list)
     errors: list[BaseException] = field(default_factory=list)
     seconds: float = 0.0
@@ -38,12 +41,18 @@ SESSION = Stats()
 
 
 def check_property(case, stats: Stats = SESSION, include_known=False, *,
-                   on_paths=None, only_oracles=None, already_found=None) -> oracles.CaseReport:
+                   on_paths=None, only_oracles=None, already_found=None,
+                   unsupported_are_findings=False) -> oracles.CaseReport:
     """Run ``case`` everywhere (or ``on_paths``); raise its first unknown
     failure. A campaign narrows what counts with ``only_oracles`` (names) and
     ``already_found(failure) -> bool`` (what it has filed already: counted,
     not raised again, so Hypothesis does not shrink it once more)."""
-    report = oracles.check(case, on_paths=on_paths)
+    report = oracles.check(case, on_paths=on_paths,
+                           oracles=only_oracles or oracles.ORACLE_NAMES,
+                           unsupported_are_findings=unsupported_are_findings)
+    stats.undefined += bool(report.undefined)
+    for path, entry, text in report.unsupported:
+        stats.unsupported[entry.id if entry else f"new: {path}: {text[:120]}"] += 1
     stats.cases["case"] += 1
     for o in report.outcomes:
         stats.cases[o.path] += 1

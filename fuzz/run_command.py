@@ -70,6 +70,8 @@ def add(sub) -> None:
       help="stop after this many cases in all (default: only the budget)")
     a("--include-known", action="store_true",
       help="report known findings as new ones, instead of counting them")
+    a("--unsupported-are-findings", action="store_true",
+      help="report a path refusing a valid program as unsupported as a finding too")
     a("--no-minimize", dest="minimize", action="store_false",
       help="file findings as found, without IR minimization")
     a("--no-verify", dest="verify", action="store_false",
@@ -132,7 +134,8 @@ def main(args) -> int:
     config = CampaignConfig(
         budget_s=args.budget, workers=args.workers, mode=args.mode, seed=args.seed,
         strategies=args.strategies, paths=args.paths, oracles=args.oracles,
-        include_known=args.include_known, database=args.database, corpus_dir=args.corpus,
+        include_known=args.include_known, unsupported_are_findings=args.unsupported_are_findings,
+        database=args.database, corpus_dir=args.corpus,
         reports_dir=args.reports, out_dir=args.out, case_timeout_s=args.case_timeout,
         max_rss_mb=args.max_rss_mb, recycle_after=args.recycle_after,
         clear_caches_every=args.clear_caches_every, max_cases=args.max_examples,

@@ -64,6 +64,13 @@ def text(summary: dict, out_dir: str) -> str:
         for kid, n in sorted(f["known"].items(), key=lambda kv: -kv[1]):
             known = known_findings.BY_ID.get(kid)   # workers may run a newer checkout
             lines.append(f"     {n:>5}  {kid}: {known.description if known else '(not listed here)'}")
+    if summary["undefined_cases"]:
+        lines.append(f"   valid cases with no defined meaning (a wait that would block "
+                     f"forever; compared path to path only): {summary['undefined_cases']}")
+    if summary["unsupported"]:
+        lines.append("   unsupported by a path (valid programs refused; fuzz/unsupported.py):")
+        for uid, n in sorted(summary["unsupported"].items(), key=lambda kv: -kv[1]):
+            lines.append(f"     {n:>5}  {uid}")
     if f["fixed"]:
         lines.append(f"   filed findings that no longer fail: {', '.join(f['fixed'])}")
     if f["seen_again"]:

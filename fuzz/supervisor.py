@@ -43,6 +43,7 @@ class CampaignConfig:
     paths: list[str] | None = None
     oracles: list[str] | None = None
     include_known: bool = False
+    unsupported_are_findings: bool = False
     database: str | None = None
     corpus_dir: str = "corpus"
     reports_dir: str = "reports"
@@ -105,6 +106,8 @@ class Campaign:
         self.skipped = collections.Counter()
         self.known = collections.Counter()
         self.already = collections.Counter()
+        self.undefined = 0
+        self.unsupported = collections.Counter()
         self.rules: set[str] = set()
         self.rules_total = 0
         self.findings: list[dict] = []      # one per signature filed by this run
@@ -140,6 +143,7 @@ class Campaign:
             strategies=c.strategies, state_dir=self.state_dir, corpus_dir=c.corpus_dir,
             reports_dir=c.reports_dir, database=c.database, events_fd=write_fd,
             paths=c.paths, oracles=c.oracles, include_known=c.include_known,
+            unsupported_are_findings=c.unsupported_are_findings,
             minimize=c.minimize, verify=c.verify, clear_caches_every=c.clear_caches_every,
             recycle_after=c.recycle_after, setup=c.setup,
             max_cases=(None if c.max_cases is None
@@ -192,6 +196,8 @@ class Campaign:
             self.skipped.update(ev["skipped"])
             self.known.update(ev["known"])
             self.already.update(ev["already"])
+            self.undefined += ev["undefined"]
+            self.unsupported.update(ev["unsupported"])
             self.rules.update(ev["rules"])
         elif kind == "filing":
             slot.phase, slot.phase_since = "filing", now
@@ -419,6 +425,7 @@ class Campaign:
             "cases_per_s": round(self.cases / elapsed, 2) if elapsed else 0.0,
             "cases_per_path": dict(self.per_path), "not_applicable_per_path": dict(self.skipped),
             "failures_per_oracle": self._per_oracle(),
+            "undefined_cases": self.undefined, "unsupported": dict(self.unsupported),
             "findings": {"new": new, "seen_again": [f for f in self.findings if not f["new"]],
                          "known": dict(self.known), "fixed": self.fixed},
             "coverage": {"rules_run": sorted(self.rules), "rules_total": self.rules_total},

@@ -43,6 +43,7 @@ class WorkerConfig:
     paths: list[str] | None = None
     oracles: list[str] | None = None
     include_known: bool = False
+    unsupported_are_findings: bool = False
     minimize: bool = True
     verify: bool = True
     clear_caches_every: int = 100
@@ -139,7 +140,8 @@ class Worker:
         try:
             return self._campaign.check_property(
                 case, stats, self.config.include_known, on_paths=self.config.paths,
-                only_oracles=self.config.oracles, already_found=self._already_found)
+                only_oracles=self.config.oracles, already_found=self._already_found,
+                unsupported_are_findings=self.config.unsupported_are_findings)
         except oracles.OracleFailure as f:
             self.pending[self._findings.signature(f)] = f
             raise
@@ -149,7 +151,8 @@ class Worker:
                 "done", seq=seq, s=round(time.perf_counter() - start, 4),
                 paths={p: n for p, n in stats.cases.items() if p != "case"},
                 skipped=dict(stats.skipped), known=dict(stats.known),
-                already=dict(stats.already_found), rules=self._new_rules)
+                already=dict(stats.already_found), rules=self._new_rules,
+                undefined=stats.undefined, unsupported=dict(stats.unsupported))
             self._new_rules = []
             self._maintain()
 

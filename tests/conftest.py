@@ -29,3 +29,8 @@ def pytest_terminal_summary(terminalreporter):
                   + ", ".join(f"{p} {n}" for p, n in sorted(SESSION.cases.items()) if p != "case"))
     for kid, n in SESSION.known.most_common():
         tr.write_line(f"known finding hit {n}x: {kid} - {known_findings.BY_ID[kid].description}")
+    if SESSION.undefined:
+        tr.write_line(f"{SESSION.undefined} valid cases had no defined meaning "
+                      f"(a wait that would block forever): compared path to path only")
+    for uid, n in SESSION.unsupported.most_common():
+        tr.write_line(f"unsupported by a path {n}x: {uid}")
