@@ -10,7 +10,7 @@ from hypothesis.errors import InvalidArgument
 
 from fuzz import ir
 from strategies.semaphores import semaphore_shapes, semaphores as semaphore_decls
-from strategies.transforms import TRANSFORM_KINDS, index_operands, transform_chains
+from strategies.transforms import TRANSFORM_KINDS, transform_chains
 
 
 def operands(*, dynamic=True) -> st.SearchStrategy[ir.Int]:

@@ -2,6 +2,8 @@
 and the session summary of known findings hit by the properties."""
 import os
 
+import jax
+import pytest
 from hypothesis import HealthCheck, Phase, Verbosity, settings
 
 _SLOW_OK = [HealthCheck.too_slow, HealthCheck.data_too_large]
@@ -16,6 +18,19 @@ settings.register_profile(
     "nightly", max_examples=5000, deadline=None, suppress_health_check=_SLOW_OK,
     phases=list(Phase), verbosity=Verbosity.normal)
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "dev"))
+
+
+@pytest.fixture
+def plant(monkeypatch):
+    """plant(obj, name, value): patch a JAX rule (or helper) for this test
+    only, JAX caches cleared on the way in and out so no trace made with or
+    without the patch is reused."""
+    def plant(obj, name, value):
+        jax.clear_caches()
+        (monkeypatch.setitem if isinstance(obj, dict) else monkeypatch.setattr)(obj, name, value)
+    yield plant
+    monkeypatch.undo()
+    jax.clear_caches()
 
 
 def pytest_terminal_summary(terminalreporter):

@@ -4,7 +4,6 @@ shrink it, and show expected against actual."""
 import dataclasses
 import types
 
-import jax
 import jax.numpy as jnp
 import pytest
 from hypothesis import given, settings, seed, HealthCheck
@@ -19,19 +18,6 @@ signal_p, wait_p, _ = compat.SEMAPHORE_PRIMITIVES
 # unsupported features first, which would leave few cases to evaluate.
 INT16 = programs(kinds=("int16",), transforms=("at",), max_semaphores=2, max_statements=4,
                  paths=("abstract", "run_state", "pallas_call"))
-
-
-@pytest.fixture
-def plant(monkeypatch):
-    def plant(obj, name, value):
-        jax.clear_caches()
-        if isinstance(obj, dict):
-            monkeypatch.setitem(obj, name, value)
-        else:
-            monkeypatch.setattr(obj, name, value)
-    yield plant
-    monkeypatch.undo()
-    jax.clear_caches()
 
 
 def _changing_update(prim, change):

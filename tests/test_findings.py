@@ -1,5 +1,4 @@
 """Signatures and dedup: one finding per bug, however it is reached."""
-import jax
 import jax.numpy as jnp
 import pytest
 
@@ -8,16 +7,6 @@ from jax._src.pallas import primitives as pallas_primitives
 
 signal_p, wait_p, read_p = compat.SEMAPHORE_PRIMITIVES
 _REAL_TRANSFORM_SEMAPHORE = pallas_primitives._transform_semaphore
-
-
-@pytest.fixture
-def plant(monkeypatch):
-    def plant(obj, name, value):
-        jax.clear_caches()
-        (monkeypatch.setitem if isinstance(obj, dict) else monkeypatch.setattr)(obj, name, value)
-    yield plant
-    monkeypatch.undo()
-    jax.clear_caches()
 
 
 def _wait_rule_returning_int32():

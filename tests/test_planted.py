@@ -5,28 +5,13 @@ import jax
 import jax.numpy as jnp
 import pytest
 
-from fuzz import compat, known_findings, oracles, probes
+from fuzz import compat, findings, known_findings, minimize, oracles, probes
 from fuzz.campaign import run_campaign
 from jax._src.pallas import primitives as pallas_primitives
 from jax._src.state import discharge as state_discharge
 from strategies import invalid_programs, programs
 
 signal_p, wait_p, read_p = compat.SEMAPHORE_PRIMITIVES
-
-
-@pytest.fixture
-def plant(monkeypatch):
-    """plant(obj, name, value): patch for this test only, JAX caches cleared
-    on the way in and out so no trace made with or without it is reused."""
-    def plant(obj, name, value):
-        jax.clear_caches()
-        if isinstance(obj, dict):
-            monkeypatch.setitem(obj, name, value)
-        else:
-            monkeypatch.setattr(obj, name, value)
-    yield plant
-    monkeypatch.undo()
-    jax.clear_caches()
 
 
 def _rule_returning(prim, change):
@@ -38,12 +23,16 @@ def _rule_returning(prim, change):
 
 
 def _caught(strategy, cls, primitive=None, max_examples=150):
+    """The failure a campaign finds, shrunk by Hypothesis and then reduced
+    on the IR as a finding is before it is filed."""
     stats = run_campaign(strategy, max_examples=max_examples, seed=0)
     assert not stats.errors, stats.errors
     caught = [f for f in stats.failures if isinstance(f, cls)
               and primitive in (None, f.primitive)]
     assert caught, f"{cls.__name__} not raised; got {stats.failures}"
-    return caught[0]
+    f = caught[0]
+    f.case = minimize.minimize(f.case, findings.same_failure(findings.signature(f))).case
+    return f
 
 
 def _small(case, statements=2, chain=2):
