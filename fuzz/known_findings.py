@@ -166,9 +166,12 @@ ALL_KNOWN: tuple[KnownFinding, ...] = (
     KnownFinding(
         "reshaped-view-swap-rank-mismatch",
         "signal/wait through a reshape followed by an index fail in "
-        "transform_swap_array ('Length of slice indices must match ...')",
+        "transform_swap_array ('Length of slice indices must match ...', or "
+        "'Too many indices' when the index gathers)",
         symptoms=(("valid-runs", r"ValueError: Length of slice indices must match number of operand dimensions"),
-                  (_INVALID, r"ValueError: Length of slice indices must match number of operand dimensions")),
+                  (_INVALID, r"ValueError: Length of slice indices must match number of operand dimensions"),
+                  # With a gather after the reshape: s.at[0].reshape((1,)).at[idx].at[0]
+                  ("valid-runs", r"IndexError: Too many indices: array is 0-dimensional")),
         example=_case(ir.Semaphore("int16", ()), ir.Signal(
             ir.View(0, (ir.Reshape((1,)), ir.At((ir.Int(0),)))), ir.Int(1))),
         jax_versions=((0, 10),)),
