@@ -30,6 +30,21 @@ def _changing_update(prim, change):
     return compat.wrap_rule(compat.discharge_rules()[prim], around)
 
 
+def _signal_adding_twice_in(fn):
+    """``fn``, discharging with a signal rule that adds twice while it runs
+    (and only then): a bug planted in one caller of the rules."""
+    wrong = _changing_update(signal_p, lambda old, new: old + 2 * (new - old))
+
+    def planted(*args, **kwargs):
+        rules = compat.discharge_rules()
+        real, rules[signal_p] = rules[signal_p], wrong
+        try:
+            return fn(*args, **kwargs)
+        finally:
+            rules[signal_p] = real
+    return planted
+
+
 def _to_the_next_element(old, new):
     delta = (new - old).reshape(-1)
     return old + jnp.roll(delta, 1).reshape(old.shape)
@@ -95,16 +110,7 @@ def test_model_catches_a_wait_that_skips_the_decrement(plant):
 def test_path_vs_path_catches_one_interpreter_going_wrong(plant):
     # Only pallas_call's HLO interpreter discharges with a signal rule that
     # adds twice; run_state keeps the real one. No model is consulted.
-    wrong = _changing_update(signal_p, lambda old, new: old + 2 * (new - old))
-
-    def discharge_state(*args, **kwargs):
-        rules = compat.discharge_rules()
-        real, rules[signal_p] = rules[signal_p], wrong
-        try:
-            return state_discharge.discharge_state(*args, **kwargs)
-        finally:
-            rules[signal_p] = real
-
+    discharge_state = _signal_adding_twice_in(state_discharge.discharge_state)
     plant(hlo_interpreter, "state_discharge",
           types.SimpleNamespace(**{**vars(state_discharge), "discharge_state": discharge_state}))
     f = _hunt(oracles.PathMismatch, ("path-vs-path",))
@@ -167,15 +173,7 @@ def test_jit_eager_catches_a_lowering_that_discharges_differently(plant):
         out, effects = abstract_eval(*args, **params)
         return out, {e for e in effects if not isinstance(e, pallas_primitives.SemaphoreEffect)}
     plant(run_state_p, "abstract_eval", without_semaphore_effect)
-    wrong = _changing_update(signal_p, lambda old, new: old + 2 * (new - old))
-
-    def impl(*args, **params):
-        rules = compat.discharge_rules()
-        real, rules[signal_p] = rules[signal_p], wrong
-        try:
-            return state_discharge._run_state_impl(*args, **params)
-        finally:
-            rules[signal_p] = real
+    impl = _signal_adding_twice_in(state_discharge._run_state_impl)
     plant(mlir._lowerings, run_state_p, dataclasses.replace(
         mlir._lowerings[run_state_p], rule=mlir.lower_fun(impl, multiple_results=True)))
     f = _hunt(oracles.JitMismatch, ("jit-eager",))
