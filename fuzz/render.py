@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import json
 
-from fuzz import emit, ir, paths, serialize
+from fuzz import emit, ir, model, paths, serialize
 
 _HEADER = '''\
 # discharge-fuzz case (schema {schema}) on path `{path}`.
@@ -135,8 +135,9 @@ if __name__ == "__main__":
 '''
 
 
-def _program(case: ir.Case, path: str) -> str:
-    """Imports, inputs, the kernel and ``run()`` for ``path``."""
+def _program(case: ir.Case, path: str, jit: bool = False) -> str:
+    """Imports, inputs, the kernel and ``run()`` for ``path`` (under
+    ``jax.jit`` with ``jit``)."""
     if path not in _RUNNERS:
         raise ValueError(f"unknown path {path!r}; known: {tuple(_RUNNERS)}")
     if reason := paths.not_applicable(case, path):
@@ -152,6 +153,8 @@ def _program(case: ir.Case, path: str) -> str:
             f"AbstractRef(core.ShapedArray({tuple(s.shape)!r}, jnp.{s.kind}))"
             if s.kind in ir.ARRAY_KINDS else f"{emit.allocation_source(s)}.get_ref_aval()"
             for s in unscoped))
+    if jit:
+        runner += "\n\nrun = jax.jit(run)  # the bug shows under jit only\n"
     return header + emit.kernel_source(case) + "\n\n" + runner + _OBSERVE
 
 
@@ -167,6 +170,20 @@ def render(case: ir.Case, path: str) -> str:
             + "\n# The case as JSON:\n" + _case_comment(case) + "\n")
 
 
+def model_values(case: ir.Case, path: str) -> list | None:
+    """The values a correct JAX returns on ``path``, by the reference model
+    (None where the model gives the case no meaning, or the path returns
+    nothing the model predicts)."""
+    meaning = model.evaluate(case)
+    if meaning.undefined is not None or path not in ("run_state", "pallas_call"):
+        return None
+    out = [*meaning.reads, *[0] * (max(case.num_reads, 1) - case.num_reads)]
+    if path == "pallas_call":
+        return [out]
+    return [list(case.dynamic_values or (0,)), out,
+            *[meaning.state[i] for i, s in enumerate(case.semaphores) if not s.scoped]]
+
+
 def declared_avals(case: ir.Case, path: str) -> list:
     """The result avals a correct JAX gives on ``path``: each ref keeps its aval."""
     if path in ("pallas_call", "tpu_interpret"):
@@ -174,7 +191,7 @@ def declared_avals(case: ir.Case, path: str) -> list:
     return [[list(shape), dtype] for shape, dtype in paths.physical_avals(case)]
 
 
-def render_check(case: ir.Case, path: str, *, values=None) -> str:
+def render_check(case: ir.Case, path: str, *, values=None, jit: bool = False) -> str:
     """A script that runs ``case`` on ``path``, prints what happened and what
     was expected, and exits 1 when they differ (0 when JAX is right).
 
@@ -195,4 +212,4 @@ def render_check(case: ir.Case, path: str, *, values=None) -> str:
     # ever be a string here, never code.
     constants = (f"import re\nEXPECTED = json.loads({json.dumps(expected)!r})\n"
                  f"EXPECTED_TEXT = {text!r}\n")
-    return _program(case, path) + "\n" + constants + _CHECK
+    return _program(case, path, jit) + "\n" + constants + _CHECK

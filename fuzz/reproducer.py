@@ -30,10 +30,25 @@ _INTERNAL = ("# NOTE: the `abstract` path discharges without evaluating, which o
              "# internals (jax._src) can do: the failure lives there.\n")
 
 
-def script(case: ir.Case, path: str, finding_id: str = "(unfiled)", *, values=None) -> str:
+# Oracles whose failure is a wrong value: the reproducer compares the values
+# with the reference model's (and, for jit-eager, runs under jax.jit).
+WRONG_VALUE_ORACLES = ("model-vs-path", "path-vs-path", "chain-equivalence", "jit-eager")
+
+
+def script(case: ir.Case, path: str, finding_id: str = "(unfiled)", *, values=None,
+           jit: bool = False) -> str:
     header = _HEADER.format(id=finding_id, path=path,
                             internal=_INTERNAL if path == "abstract" else "")
-    return header + render.render_check(case, path, values=values)
+    return header + render.render_check(case, path, values=values, jit=jit)
+
+
+def for_failure(case: ir.Case, path: str, failure, finding_id: str = "(unfiled)") -> str:
+    """The reproducer of ``failure`` on ``path``: with the model's values where
+    the failure is a wrong value, under jit where only jit shows it."""
+    wrong_value = failure.oracle in WRONG_VALUE_ORACLES
+    return script(case, path, finding_id,
+                  values=render.model_values(case, path) if wrong_value else None,
+                  jit=failure.oracle == "jit-eager")
 
 
 def check_script(text: str, *, prelude: str | None = None, timeout: float = TIMEOUT_S) -> dict:
@@ -99,13 +114,13 @@ def best(case: ir.Case, affected, failure, *, verify: bool = True,
     if not candidates:
         return {"path": None, "script": None, "status": "no renderable path"}
     if not verify:
-        return {"path": candidates[0], "script": script(case, candidates[0], finding_id),
-                "status": "not verified"}
+        return {"path": candidates[0], "status": "not verified",
+                "script": for_failure(case, candidates[0], failure, finding_id)}
     wanted = type(failure.error).__name__ if (
         failure.error is not None and failure.oracle in ("valid-runs", "invalid-rejected")) else None
     result = None
     for path in candidates:
-        text = script(case, path, finding_id)
+        text = for_failure(case, path, failure, finding_id)
         result = {"path": path, "script": text, **check_script(text, prelude=prelude)}
         if failure.oracle == "crash":  # the interpreter dying or hanging is the bug
             died = result["status"] == "timeout" or (result["exit_code"] or 0) < 0
