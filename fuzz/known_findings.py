@@ -59,6 +59,7 @@ ALL_KNOWN: tuple[KnownFinding, ...] = (
             (_INVALID, r"while_loop body function carry input and carry output must have equal types"),
             ("valid-runs", r"Length of slice indices must match number of operand dimensions \(\d+ vs \(\)\)"),
             ("valid-runs", r"IndexError: Too many indices: array is 0-dimensional"),
+            ("valid-runs", r"ValueError: Cannot lower jaxpr with verifier errors"),
             # ...and in invalid programs, before their own mistake is reached.
             (_INVALID, r"Length of slice indices must match number of operand dimensions \(\d+ vs \(\)\)"),
         ),
