@@ -12,7 +12,9 @@ import re
 from dataclasses import dataclass
 from typing import Callable
 
-from fuzz import compat, ir
+import numpy as np
+
+from fuzz import compat, ir, model
 
 
 @dataclass(frozen=True)
@@ -29,10 +31,17 @@ class KnownFinding:
 
 
 def _duplicate_index(case: ir.Case) -> bool:
-    """Some view gathers through an int array that repeats an index."""
-    return any(isinstance(i, ir.IntArray) and len(set(i.values)) < len(i.values)
-               for stmt in case.body for t in stmt.view.transforms
-               if isinstance(t, ir.At) for i in t.indices)
+    """Some view gathers one element twice (an int array repeating an index,
+    also as -1 and 0 of a length-1 axis)."""
+    for stmt in case.body:
+        chain = stmt.view.transforms
+        for k, t in enumerate(chain):
+            if isinstance(t, ir.At) and any(isinstance(i, ir.IntArray) for i in t.indices):
+                pos = model.positions(case.semaphores[stmt.view.ref].shape,
+                                      ir.View(stmt.view.ref, chain[:k + 1]))
+                if np.unique(pos).size < pos.size:
+                    return True
+    return False
 
 
 def _case(sem, *body, expect=None):
