@@ -40,11 +40,6 @@ def _observed(o: paths.Outcome) -> tuple:
     return (list(o.reads or ()), [np.asarray(x).tolist() for x in o.state or ()])
 
 
-def _first_line(e: BaseException) -> str:
-    lines = str(e).strip().splitlines()
-    return f"{type(e).__name__}: {lines[0] if lines else ''}"[:200]
-
-
 def _describe(o: paths.Outcome) -> str:
     return f"raised {type(o.error).__name__}" if o.error is not None else str(_show(o.values))
 
@@ -54,7 +49,7 @@ def jit_vs_eager(case: ir.Case, eager: paths.Outcome) -> list[Mismatch]:
     jitted = paths.run(case, eager.path, wrap=jax.jit)
     if jitted.error is None and _same(jitted.values, eager.values):
         return []
-    what = ("raised " + _first_line(jitted.error) if jitted.error is not None
+    what = ("raised " + paths.first_line(jitted.error) if jitted.error is not None
             else "results differ")
     return [Mismatch("jit-eager", "?", eager.path, f"under jax.jit {what}",
                      side_by_side(case, [("results", _describe(eager), _describe(jitted))],
@@ -105,7 +100,7 @@ def vmap_vs_stack(case: ir.Case) -> list[Mismatch]:
         batched = np.asarray(jax.vmap(call)(jnp.stack(dyns)))
     except Exception as e:  # noqa: BLE001
         return [Mismatch("vmap-stack", "?", "pallas_call",
-                         f"vmap raised {_first_line(e)}",
+                         f"vmap raised {paths.first_line(e)}",
                          side_by_side(case, [("results", _show(one_by_one), "raised")],
                                 "one by one", "vmap"))]
     if _same(list(batched), one_by_one):
@@ -124,7 +119,7 @@ def chain_equivalence(case: ir.Case, outcome: paths.Outcome) -> list[Mismatch]:
     again = paths.run(simple, outcome.path)
     if again.error is None and _observed(again) == _observed(outcome):
         return []
-    what = ("the re-indexed program raised " + _first_line(again.error)
+    what = ("the re-indexed program raised " + paths.first_line(again.error)
             if again.error is not None else "results differ")
     return [Mismatch("chain-equivalence", "?", outcome.path,
                      f"{what} when every view is one static index",

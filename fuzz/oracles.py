@@ -88,11 +88,12 @@ class ChainMismatch(OracleFailure):
     oracle = "chain-equivalence"
 
 
+# The oracles that compare runs (fuzz/differential.py, fuzz/metamorphic.py).
+_COMPARING = (ModelMismatch, PathMismatch, JitMismatch, VmapMismatch, ChainMismatch)
 ORACLES = (SeedInvariantViolation, AvalNotPreserved, AbstractConcreteMismatch,
-           UnexpectedError, SilentAcceptance, WrongError, ModelMismatch, PathMismatch,
-           JitMismatch, VmapMismatch, ChainMismatch)
+           UnexpectedError, SilentAcceptance, WrongError, *_COMPARING)
 ORACLE_NAMES = tuple(dict.fromkeys(c.oracle for c in ORACLES))
-_BY_NAME = {c.oracle: c for c in ORACLES[6:]}
+_BY_NAME = {c.oracle: c for c in _COMPARING}
 _per_primitive: dict[tuple[type, str], type] = {}
 
 
@@ -117,11 +118,6 @@ class CaseReport:
     unsupported: list[tuple[str, unsupported.Unsupported | None, str]] = field(
         default_factory=list)
     not_applied: dict[str, str] = field(default_factory=dict)   # oracle -> why
-
-def _first_line(e: BaseException) -> str:
-    text = str(e).strip().splitlines()
-    return f"{type(e).__name__}: {text[0] if text else ''}"[:300]
-
 
 def _fmt(aval) -> str:
     shape, dtype = aval
@@ -150,14 +146,14 @@ def judge(case: ir.Case, outcome: paths.Outcome, probe: probes.Probe) -> list[Or
     if case.valid:
         if outcome.error is not None:
             found.append(failure(UnexpectedError, primitive, path,
-                                 _first_line(outcome.error)))
+                                 paths.first_line(outcome.error)))
     elif outcome.error is None:
         found.append(failure(SilentAcceptance, case.expect.primitive, path, (
             f"{case.expect.primitive} ran without error; expected "
             f"{case.expect.type} matching {case.expect.match!r}")))
     elif not matches(case.expect, outcome.error):
         found.append(failure(WrongError, case.expect.primitive, path, (
-            f"{_first_line(outcome.error)}; expected {case.expect.type} "
+            f"{paths.first_line(outcome.error)}; expected {case.expect.type} "
             f"matching {case.expect.match!r} from {case.expect.primitive}")))
     for f in found:
         f.case, f.error = case, outcome.error
@@ -197,7 +193,7 @@ def _run(report: CaseReport, path: str, unsupported_are_findings: bool):
         outcome = paths.run(report.case, path)
     report.outcomes.append(outcome)
     for f in judge(report.case, outcome, probe):
-        text = _first_line(outcome.error) if outcome.error is not None else ""
+        text = paths.first_line(outcome.error) if outcome.error is not None else ""
         entry = unsupported.classify(path, text) if isinstance(f, UnexpectedError) else None
         if isinstance(f, UnexpectedError) and (entry or unsupported.says_unsupported(text)):
             report.unsupported.append((path, entry, text))

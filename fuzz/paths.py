@@ -52,6 +52,12 @@ class Outcome:
     notes: list[str] = field(default_factory=list)
 
 
+def first_line(e: BaseException) -> str:
+    """``Type: first line of the message``: how an error is named in messages."""
+    text = str(e).strip().splitlines()
+    return f"{type(e).__name__}: {text[0] if text else ''}"[:300]
+
+
 def aval_of(x) -> Aval:
     return (tuple(int(d) for d in x.shape), str(jnp.dtype(x.dtype)))
 
