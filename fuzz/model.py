@@ -80,10 +80,11 @@ def positions(shape: tuple[int, ...], view: ir.View) -> np.ndarray:
     return np.asarray(arr)
 
 
-def add(counts: np.ndarray, view: ir.View, amount: int) -> None:
-    """Add ``amount`` to every count ``view`` denotes, in place (an element
-    the view names twice gets it once, as with NumPy's ``a[idx] += amount``)."""
-    counts.reshape(-1)[positions(counts.shape, view).reshape(-1)] += amount
+def add(counts: np.ndarray, where: np.ndarray, amount: int) -> None:
+    """Add ``amount`` to the counts at flat positions ``where`` (from
+    `positions`), in place; a position named twice gets it once, as with
+    NumPy's ``a[idx] += amount``."""
+    counts.reshape(-1)[where.reshape(-1)] += amount
 
 
 def element(shape: tuple[int, ...], view: ir.View) -> tuple[int, ...]:
@@ -102,10 +103,8 @@ def evaluate(case: ir.Case) -> Meaning:
     """Run ``case`` on unbounded counts. Raises ModelError for statements no
     valid program has (non-scalar signal/wait/read, remote or cross-core
     signals)."""
-    counts = [np.zeros(s.shape, dtype=object) for s in case.semaphores]
+    counts = [np.zeros(s.shape, dtype=object) for s in case.semaphores]  # Python ints
     writers = [np.full(s.shape, None, dtype=object) for s in case.semaphores]
-    for c in counts:
-        c.fill(0)
     reads: list[int] = []
     read_writers: list[int | None] = []
 
@@ -125,7 +124,7 @@ def evaluate(case: ir.Case) -> Meaning:
             case ir.Signal() if stmt.device_id is not None or stmt.core_index is not None:
                 raise ModelError(f"statement {n}: a signal to another device or core")
             case ir.Signal():
-                add(counts[stmt.view.ref], stmt.view, stmt.inc.value)
+                add(counts[stmt.view.ref], pos, stmt.inc.value)
                 last_writer[p] = n
             case ir.Wait():
                 last_writer[p] = n
@@ -134,7 +133,7 @@ def evaluate(case: ir.Case) -> Meaning:
                         f"statement {n} waits for {stmt.value.value} on a count of "
                         f"{flat[p]}: it would block forever")
                 if stmt.decrement:
-                    add(counts[stmt.view.ref], stmt.view, -stmt.value.value)
+                    add(counts[stmt.view.ref], pos, -stmt.value.value)
             case ir.Read():
                 reads.append(int(flat[p]))
                 read_writers.append(last_writer[p])

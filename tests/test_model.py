@@ -47,7 +47,7 @@ def test_adding_through_a_view_is_numpys_indexed_add(data_view, amount):
     expected = data.copy()
     expected[tuple(ir.index_key(i) for t in view.transforms for i in t.indices)] += amount
     counts = data.astype(object)
-    model.add(counts, view, amount)
+    model.add(counts, model.positions(counts.shape, view), amount)
     np.testing.assert_array_equal(counts.astype(np.int64), expected)
 
 
