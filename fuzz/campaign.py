@@ -25,8 +25,9 @@ class Stats:
     known: collections.Counter = field(default_factory=collections.Counter)
     already_found: collections.Counter = field(default_factory=collections.Counter)
     undefined: int = 0     # valid cases the model gives no meaning (see fuzz/model.py)
-    # Valid cases a path refused as unsupported: table entry id, or "new: ...".
+    # Valid cases a path refused as the unsupported table lists: entry id.
     unsupported: collections.Counter = field(default_factory=collections.Counter)
+    compared: collections.Counter = field(default_factory=collections.Counter)  # per oracle
     failures: list[oracles.OracleFailure] = field(default_factory=list)
     errors: list[BaseException] = field(default_factory=list)
     seconds: float = 0.0
@@ -51,9 +52,10 @@ def check_property(case, stats: Stats = SESSION, include_known=False, *,
                            oracles=only_oracles or oracles.ORACLE_NAMES,
                            unsupported_are_findings=unsupported_are_findings)
     stats.undefined += bool(report.undefined)
-    for path, entry, text in report.unsupported:
-        stats.unsupported[entry.id if entry else f"new: {path}: {text[:120]}"] += 1
+    for _, entry, _ in report.unsupported:
+        stats.unsupported[entry.id] += 1
     stats.cases["case"] += 1
+    stats.compared.update(report.compared)
     for o in report.outcomes:
         stats.cases[o.path] += 1
     for path in report.skipped:

@@ -27,6 +27,11 @@ class Mismatch:
     path: str
     message: str     # one line; what differs, not the program
     details: str     # the program and both sides, for a reader
+    # The shape of the failure, which the finding's signature keeps instead
+    # of the message: what is observed, through which statement and view,
+    # and how the value relates to the right one (`relation`).
+    shape: str = "-"
+    statement: int | None = None   # the statement to blame, if one is
 
 
 def _wrapped(count: int) -> int:
@@ -39,6 +44,53 @@ def _why(want, got) -> str:
 
 def _blame(case, writer) -> str:
     return "?" if writer is None else f"semaphore_{case.body[writer].tag}"
+
+
+def chain_kinds(view: ir.View) -> str:
+    """A view's transform chain by kind: ``at(int_array).at(int)``."""
+    return ".".join(
+        f"at({','.join(i.tag for i in t.indices)})" if isinstance(t, ir.At) else t.tag
+        for t in view.transforms) or "ref"
+
+
+def statement_kind(case: ir.Case, k: int | None) -> str:
+    """Statement ``k`` by kind: ``signal:at(int_array).at(int)``."""
+    if k is None:
+        return "untouched"
+    stmt = case.body[k]
+    extra = "[nondecrement]" if isinstance(stmt, ir.Wait) and not stmt.decrement else ""
+    return f"{stmt.tag}{extra}:{chain_kinds(stmt.view)}"
+
+
+def _effect(stmt) -> int:
+    if isinstance(stmt, ir.Signal):
+        return stmt.inc.value
+    if isinstance(stmt, ir.Wait) and stmt.decrement:
+        return -stmt.value.value
+    return 0
+
+
+def relation(want: int, got: int, effect: int = 0) -> str:
+    """How a wrong count ``got`` relates to the right one, ``want``, given the
+    ``effect`` of the statement that wrote it last.
+
+    >>> relation(5, 3, effect=2), relation(1, 1 - 2**16), relation(4, -4)
+    ('update lost', 'wrapped', 'negated')
+    """
+    if got != want and _wrapped(want) == got:
+        return "wrapped"
+    if effect and got == want - effect:
+        return "update lost"
+    if effect and got == want + effect:
+        return "update applied twice"
+    if want and got == -want:
+        return "negated"
+    return "too high" if got > want else "too low"
+
+
+def _shape(case, observed: str, writer, want, got) -> str:
+    effect = _effect(case.body[writer]) if writer is not None else 0
+    return f"{observed}|{statement_kind(case, writer)}|{relation(want, got, effect)}"
 
 
 def side_by_side(case, rows, left, right) -> str:
@@ -66,35 +118,41 @@ def _unscoped(case):
 def against_model(case: ir.Case, meaning: model.Meaning, outcome) -> list[Mismatch]:
     """Where ``outcome`` (an error-free run of a valid case with a defined
     meaning) differs from what the case means."""
-    rows, diffs = [], []   # diffs: (primitive to blame, message), in order
+    rows, diffs = [], []   # diffs: (statement to blame, message, shape), in order
     if outcome.reads is not None:
         rows.append(("reads", list(meaning.reads), list(outcome.reads)))
         for k, (want, got) in enumerate(zip(meaning.reads, outcome.reads)):
             if want != got:
-                diffs.append((_blame(case, meaning.read_writers[k]),
-                              f"read {k} is {got}, expected {want}{_why(want, got)}"))
+                writer = meaning.read_writers[k]
+                diffs.append((writer, f"read {k} is {got}, expected {want}{_why(want, got)}",
+                              _shape(case, "read", writer, want, got)))
     if outcome.state is not None:
         for i, got in zip(_unscoped(case), outcome.state):
             want, got = np.asarray(meaning.state[i], dtype=object), np.asarray(got)
             writers = np.asarray(meaning.state_writers[i], dtype=object)
             rows.append((f"s{i}", meaning.state[i], got.tolist()))
             for at in map(tuple, np.argwhere(want != got.astype(object))):
-                diffs.append((_blame(case, writers[at]),
+                diffs.append((writers[at],
                               f"final s{i}{[int(j) for j in at]} is {got[at]}, expected "
-                              f"{want[at]}{_why(want[at], got[at])}"))
+                              f"{want[at]}{_why(want[at], got[at])}",
+                              _shape(case, "final count", writers[at], int(want[at]),
+                                     int(got[at]))))
     if outcome.leftover is not None:
         nonzero = _nonzero(meaning.state)
         rows.append(("left over", nonzero or 0, outcome.leftover))
         if not _leftover_fits(outcome.leftover, nonzero):
-            diffs.append(("?", f"count left at kernel exit is {outcome.leftover}, expected "
-                               f"{'one of those left non-zero' if nonzero else 0}"))
+            diffs.append((None, f"count left at kernel exit is {outcome.leftover}, expected "
+                                f"{'one of those left non-zero' if nonzero else 0}",
+                          f"count left at exit|{'non-zero' if nonzero else 'zero'} expected"))
     # An element the program never touched shows where a value went, not which
     # statement sent it there: prefer a difference with a statement to blame.
-    first = next((d for d in diffs if d[0] != "?"), diffs[0] if diffs else None)
+    first = next((d for d in diffs if d[0] is not None), diffs[0] if diffs else None)
     if first is None:
         return []
-    return [Mismatch("model-vs-path", first[0], outcome.path, first[1],
-                     side_by_side(case, rows, "expected (model)", f"actual ({outcome.path})"))]
+    writer, message, shape = first
+    return [Mismatch("model-vs-path", _blame(case, writer), outcome.path, message,
+                     side_by_side(case, rows, "expected (model)", f"actual ({outcome.path})"),
+                     shape=shape, statement=writer)]
 
 
 def between_paths(case: ir.Case, outcomes) -> list[Mismatch]:
@@ -104,10 +162,14 @@ def between_paths(case: ir.Case, outcomes) -> list[Mismatch]:
     for a, b in zip(ran, ran[1:]):
         if list(a.reads) != list(b.reads):
             k = next(k for k, (x, y) in enumerate(zip(a.reads, b.reads)) if x != y)
+            read = [n for n, s in enumerate(case.body) if isinstance(s, ir.Read)][k]
             found.append(Mismatch(
                 "path-vs-path", "semaphore_read", f"{a.path}/{b.path}",
                 f"read {k} is {a.reads[k]} on {a.path}, {b.reads[k]} on {b.path}",
-                side_by_side(case, [("reads", list(a.reads), list(b.reads))], a.path, b.path)))
+                side_by_side(case, [("reads", list(a.reads), list(b.reads))], a.path, b.path),
+                shape=f"read|{statement_kind(case, read)}|"
+                      f"{relation(a.reads[k], b.reads[k])} on the second path",
+                statement=read))
     with_state = [o for o in outcomes if o.error is None and o.state is not None]
     for a in with_state:
         for b in outcomes:
@@ -119,5 +181,7 @@ def between_paths(case: ir.Case, outcomes) -> list[Mismatch]:
                         f"{b.path} leaves {b.leftover} at kernel exit; {a.path} "
                         f"ends with non-zero counts {nonzero}",
                         side_by_side(case, [("left over", nonzero or 0, b.leftover)],
-                               a.path, b.path)))
+                               a.path, b.path),
+                        shape=f"count left at exit|{'non-zero' if nonzero else 'zero'} "
+                              f"on {a.path}"))
     return found

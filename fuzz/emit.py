@@ -109,15 +109,20 @@ class LiveKernel:
         self.scoped = scoped
 
     def end(self):
-        def run(*scoped_refs):
+        import jax
+        from fuzz import blame
+
+        def run_statements(*scoped_refs):
             self.sems.update(zip(self.scoped, scoped_refs))
-            for thunk in self.body:
-                thunk()
+            # Each statement's equations carry its number (see fuzz/blame.py).
+            for k, thunk in enumerate(self.body):
+                with jax.named_scope(blame.SCOPE.format(k)):
+                    thunk()
         if self.scoped:
-            self.pl.run_scoped(run, *[allocation(self.case.semaphores[i])
-                                      for i in self.scoped])
+            self.pl.run_scoped(run_statements, *[allocation(self.case.semaphores[i])
+                                                 for i in self.scoped])
         else:
-            run()
+            run_statements()
 
     def dyn(self, slot):
         return lambda: self.dyn_ref[slot]

@@ -19,7 +19,8 @@ import time
 import traceback
 from dataclasses import dataclass, field
 
-from fuzz import corpus, ir, minimize as minimizer, oracles, reports, reproducer, serialize
+from fuzz import (corpus, ir, minimize as minimizer, oracles, paths, reports, reproducer,
+                  serialize, unsupported)
 
 CRASH_SYMPTOMS = ("crash", "timeout", "oom")
 # Oracles whose failure *is* the exception (its type and where JAX raised it
@@ -79,14 +80,22 @@ def jax_frames(error: BaseException, n: int = _TOP_FRAMES) -> list[str]:
 
 
 def signature(failure) -> str:
-    """Stable across runs, programs and paths for one bug: oracle, primitive,
-    exception type, normalized message, top JAX frames."""
+    """Stable across runs, programs and paths for one bug, and different for
+    two. An exception: oracle, primitive, exception type, its normalized
+    message (not the expected error's) and the innermost JAX frames. A wrong
+    value: oracle, primitive, path and the failure's shape (what is observed
+    through which statement and view, and how it relates to the right value;
+    `fuzz.differential`), never the bare message. Any other broken invariant:
+    oracle, primitive and its normalized message."""
     error = failure.error if failure.oracle in _ERROR_IS_THE_SYMPTOM else None
-    parts = [failure.oracle, failure.primitive,
-             type(error).__name__ if error is not None else "-",
-             normalize(failure.message),
-             ">".join(jax_frames(error)) if error is not None else "-"]
-    return "|".join(parts)
+    if error is not None:
+        parts = [type(error).__name__, normalize(paths.first_line(error)),
+                 ">".join(jax_frames(error)) or "-"]
+    elif getattr(failure, "shape", None):
+        parts = [failure.path, failure.shape]
+    else:
+        parts = ["-", normalize(failure.message), "-"]
+    return "|".join([failure.oracle, failure.primitive, *parts])
 
 
 def finding_id(sig: str) -> str:
@@ -126,6 +135,9 @@ _STAGE_MARKERS = (  # most telling first: interpret mode discharges while loweri
 def symptom_of(failure) -> str:
     if isinstance(failure, Crash):
         return failure.symptom
+    if failure.oracle == "valid-runs" and failure.error is not None and \
+            unsupported.says_unsupported(paths.first_line(failure.error)):
+        return "unsupported"   # refused, and not as fuzz/unsupported.py lists
     if failure.oracle == "invalid-rejected":
         # An invalid program that runs is not an exception, nor a wrong value.
         return "exception" if failure.error is not None else "missing error"
@@ -166,7 +178,9 @@ class Finding:
     first_seen: str
     last_seen: str
     hits: int = 1
-    status: str = "new"          # new | still failing | fixed in this JAX
+    # new | still failing | fixed in this JAX | flaky (its reproducer did not
+    # reproduce: kept apart in reports/flaky/, never new) | unverified (--no-verify)
+    status: str = "new"
     known: str | None = None     # id in fuzz.known_findings, if it is one
     reproducer: dict = field(default_factory=dict)  # path, status, exit_code, output, seconds
     minimized: dict = field(default_factory=dict)   # seconds, attempts, statements before/after
@@ -194,6 +208,17 @@ class Finding:
         return cls(**kwargs)
 
 
+def _known(case: ir.Case, sig: str):
+    """The known finding the failure with ``sig`` is on ``case`` (minimized:
+    a known finding's trigger must survive minimization), if any."""
+    from fuzz import known_findings
+    report = oracles.check(case)
+    for f in report.failures:
+        if signature(f) == sig:
+            return known_findings.match(f, report.failures)
+    return None
+
+
 def versions() -> dict:
     import jax
     import jaxlib
@@ -219,9 +244,14 @@ def _locked(directory):
             fcntl.flock(f, fcntl.LOCK_UN)
 
 
+FLAKY = "flaky"   # reports/flaky/: findings whose reproducer did not reproduce
+
+
 def record(failure, *, corpus_dir="corpus", reports_dir="reports", minimize=True,
            verify=True, verify_prelude: str | None = None) -> tuple[Finding, bool]:
-    """File ``failure``: (its finding, whether its signature is new).
+    """File ``failure``: (its finding, whether it is new). A finding whose
+    reproducer does not reproduce is *flaky*: its report goes to
+    ``reports/flaky/``, no regression is written, and it is never new.
 
     ``verify_prelude`` is Python run before the reproducer in the verifying
     interpreter (tests use it to plant a bug there too)."""
@@ -231,8 +261,16 @@ def record(failure, *, corpus_dir="corpus", reports_dir="reports", minimize=True
         return seen, False
     finding = _investigate(failure, sig, fid, minimize=minimize, verify=verify,
                            prelude=verify_prelude)
+    status = (finding.reproducer or {}).get("status")
+    if not verify:
+        finding.status = "unverified"
+    elif status != "reproduces":
+        finding.status = FLAKY
     with _locked(reports_dir):
-        if reports.load(reports_dir, fid) is None:  # nobody filed it meanwhile
+        if _load(reports_dir, fid) is None:  # nobody filed it meanwhile
+            if finding.status == FLAKY:
+                reports.write(os.path.join(reports_dir, FLAKY), finding)
+                return finding, False
             if finding.case is not None:
                 corpus.write_regression(corpus_dir, finding)
             reports.write(reports_dir, finding)
@@ -240,22 +278,31 @@ def record(failure, *, corpus_dir="corpus", reports_dir="reports", minimize=True
     return _count_again(fid, reports_dir), False
 
 
+def _load(reports_dir, fid: str) -> tuple[str, dict] | None:
+    """(directory, record) of ``fid``, filed or flaky."""
+    for directory in (reports_dir, os.path.join(reports_dir, FLAKY)):
+        if (data := reports.load(directory, fid)) is not None:
+            return directory, data
+    return None
+
+
 def _count_again(fid: str, reports_dir) -> Finding | None:
     with _locked(reports_dir):
-        data = reports.load(reports_dir, fid)
-        if data is None:
+        found = _load(reports_dir, fid)
+        if found is None:
             return None
+        directory, data = found
         finding = Finding.from_record(data)
         finding.hits += 1
         finding.last_seen = now()
-        finding.status = "still failing"
-        reports.write(reports_dir, finding)
+        if finding.status != FLAKY:
+            finding.status = "still failing"
+        reports.write(directory, finding)
         return finding
 
 
 def _investigate(failure, sig, fid, *, minimize, verify, prelude) -> Finding:
     """Minimize, find the paths affected and a verified reproducer."""
-    from fuzz import known_findings
     case = failure.case
     crash = isinstance(failure, Crash)
     minimized = {}
@@ -269,7 +316,7 @@ def _investigate(failure, sig, fid, *, minimize, verify, prelude) -> Finding:
         case = result.case
     affected = (failure.path,) if crash or case is None else (
         paths_affected(case, sig) or (failure.path,))
-    known = known_findings.match(failure, [failure]) if not crash else None
+    known = None if crash or case is None else _known(case, sig)
     repro = {}
     if case is not None:
         repro = reproducer.best(case, affected, failure, verify=verify, prelude=prelude,

@@ -3,8 +3,16 @@
 A failure that matches an entry is counted, not raised, so CI stays green
 while the bug lives; tests/test_known_findings.py replays each entry's example
 as a strict expected failure, so a JAX fix turns CI red and the entry must go.
-An entry's `consequences` match only in a case where one of its `symptoms`
-matched too: they are what the same bug breaks further down.
+
+An entry matches the *cause*, not the neighbourhood: a failure is an instance
+of it only when its message fits one of the entry's `symptoms` (patterns
+specific to that bug) *and* the statement the failure is pinned to
+(`fuzz.blame`; for a wrong value, the statement that wrote it last) has the
+entry's `trigger`. A failure pinned to no statement (an invalid program that
+ran, a whole-program comparison) needs a statement with the trigger whose
+primitive is the failure's. `consequences` are what the same bug breaks
+further down: they match only in a report where a symptom matched too, and
+only on that statement's ref, at or after it.
 """
 from __future__ import annotations
 
@@ -16,6 +24,8 @@ import numpy as np
 
 from fuzz import compat, ir, model
 
+Trigger = Callable[[ir.Case, int], bool]
+
 
 @dataclass(frozen=True)
 class KnownFinding:
@@ -23,25 +33,109 @@ class KnownFinding:
     description: str
     symptoms: tuple[tuple[str, str], ...]        # (oracle, message regex)
     example: ir.Case
+    # Does statement k of a case have what the bug needs?
+    trigger: Trigger
     consequences: tuple[tuple[str, str], ...] = ()
     jax_versions: tuple[tuple[int, int], ...] = ((0, 10), (0, 12))  # seen on
-    # For wrong values, whose messages look alike whatever the cause: the
-    # shape of case the bug needs.
-    when: Callable[[ir.Case], bool] = lambda case: True
 
 
-def _duplicate_index(case: ir.Case) -> bool:
-    """Some view gathers one element twice (an int array repeating an index,
-    also as -1 and 0 of a length-1 axis)."""
-    for stmt in case.body:
-        chain = stmt.view.transforms
-        for k, t in enumerate(chain):
-            if isinstance(t, ir.At) and any(isinstance(i, ir.IntArray) for i in t.indices):
-                pos = model.positions(case.semaphores[stmt.view.ref].shape,
-                                      ir.View(stmt.view.ref, chain[:k + 1]))
-                if np.unique(pos).size < pos.size:
-                    return True
+def _transforms(case: ir.Case, k: int):
+    return case.body[k].view.transforms
+
+
+def _is(*kinds):
+    return lambda case, k: isinstance(case.body[k], kinds)
+
+
+def _both(*triggers: Trigger) -> Trigger:
+    return lambda case, k: all(t(case, k) for t in triggers)
+
+
+def _has(kind) -> Trigger:
+    return lambda case, k: any(isinstance(t, kind) for t in _transforms(case, k))
+
+
+def _collapsing_wait(case, k) -> bool:
+    """A non-decrementing wait through a view that is not the whole ref."""
+    stmt = case.body[k]
+    return (isinstance(stmt, ir.Wait) and not stmt.decrement and bool(stmt.view.transforms)
+            and case.semaphores[stmt.view.ref].shape != ())
+
+
+def _last_transform_not_indexer(case, k) -> bool:
+    chain = _transforms(case, k)
+    return bool(chain) and not isinstance(chain[-1], ir.At)
+
+
+def _out_of_bounds(case, k) -> bool:
+    """The view has a static integer index and no shape by NumPy's rules."""
+    static_int = any(isinstance(i, ir.Int) and not i.dynamic
+                     for t in _transforms(case, k) if isinstance(t, ir.At) for i in t.indices)
+    try:
+        ir.view_shape(case, case.body[k].view)
+    except ir.IRError as e:
+        return static_int and "out of bounds" in str(e)
     return False
+
+
+def _indexes_zero_size(case, k) -> bool:
+    return 0 in case.semaphores[case.body[k].view.ref].shape and _has(ir.At)(case, k)
+
+
+def _non_scalar_read(case, k) -> bool:
+    if not isinstance(case.body[k], ir.Read):
+        return False
+    try:
+        return ir.view_shape(case, case.body[k].view) != ()
+    except ir.IRError:
+        return True
+
+
+def _data_dtype_read(case, k) -> bool:
+    return (isinstance(case.body[k], ir.Read)
+            and case.semaphores[case.body[k].view.ref].kind in ir.ARRAY_KINDS[1:])
+
+
+def _counts_past_16_bits(case, k) -> bool:
+    """Signals and waits on statement k's ref move its counts by 2**15 or more."""
+    ref = case.body[k].view.ref
+    moved = sum(abs(s.inc.value) if isinstance(s, ir.Signal) else abs(s.value.value)
+                for s in case.body if isinstance(s, (ir.Signal, ir.Wait)) and s.view.ref == ref)
+    return moved >= 2**15
+
+
+def _strided_then_index(case, k) -> bool:
+    chain = _transforms(case, k)
+    strided = [n for n, t in enumerate(chain) if isinstance(t, ir.At) and any(
+        isinstance(i, ir.Slice) and i.step not in (None, 1) for i in t.indices)]
+    return bool(strided) and any(isinstance(t, ir.At) and any(isinstance(i, ir.Int)
+                                                              for i in t.indices)
+                                 for t in chain[strided[0] + 1:])
+
+
+def _duplicate_index(case: ir.Case, k: int) -> bool:
+    """Statement k's view gathers one element twice (an int array repeating an
+    index, also as -1 and 0 of a length-1 axis)."""
+    stmt = case.body[k]
+    chain = stmt.view.transforms
+    for n, t in enumerate(chain):
+        if isinstance(t, ir.At) and any(isinstance(i, ir.IntArray) for i in t.indices):
+            try:
+                pos = model.positions(case.semaphores[stmt.view.ref].shape,
+                                      ir.View(stmt.view.ref, chain[:n + 1]))
+            except model.ModelError:
+                return False
+            if np.unique(pos).size < pos.size:
+                return True
+    return False
+
+
+def _reshape_then_index(case, k) -> bool:
+    chain = _transforms(case, k)
+    return any(isinstance(t, ir.Reshape) for t in chain) and isinstance(chain[-1], ir.At)
+
+
+_SIGNAL_OR_WAIT = _is(ir.Signal, ir.Wait)
 
 
 def _case(sem, *body, expect=None):
@@ -69,9 +163,16 @@ ALL_KNOWN: tuple[KnownFinding, ...] = (
             ("valid-runs", r"Length of slice indices must match number of operand dimensions \(\d+ vs \(\)\)"),
             ("valid-runs", r"IndexError: Too many indices: array is 0-dimensional"),
             ("valid-runs", r"ValueError: Cannot lower jaxpr with verifier errors"),
+            ("valid-runs", r"ValueError: axis \d+ is out of bounds for array of dimension 0"),
             # ...and in invalid programs, before their own mistake is reached.
             (_INVALID, r"Length of slice indices must match number of operand dimensions \(\d+ vs \(\)\)"),
+            # The reruns meet it too: jit lowers the collapsed ref, the
+            # re-indexed program indexes it.
+            ("jit-eager", r"raised ValueError: Cannot lower jaxpr with verifier errors"),
+            ("chain-equivalence", r"re-indexed program raised ValueError: Length of slice indices "
+                                  r"must match number of operand dimensions \(\d+ vs \(\)\)"),
         ),
+        trigger=_collapsing_wait,
         example=_case(ir.Semaphore("int16", (2,)), ir.Wait(_AT0, ir.Int(0), decrement=False))),
     KnownFinding(
         "check-sem-avals-last-transform-not-indexer",
@@ -79,6 +180,7 @@ ALL_KNOWN: tuple[KnownFinding, ...] = (
         "crash in check_sem_avals (AttributeError: get_indexer_shape)",
         symptoms=(("valid-runs", r"AttributeError: '\w+Transform' object has no attribute 'get_indexer_shape'"),
                   (_INVALID, r"AttributeError: '\w+Transform' object has no attribute 'get_indexer_shape'")),
+        trigger=_both(_SIGNAL_OR_WAIT, _last_transform_not_indexer),
         example=_case(ir.Semaphore("int16", ()),
                       ir.Signal(ir.View(0, (ir.Reshape(()),)), ir.Int(1)))),
     KnownFinding(
@@ -87,6 +189,7 @@ ALL_KNOWN: tuple[KnownFinding, ...] = (
         # In valid programs this is an unsupported feature (fuzz/unsupported.py);
         # it is a finding where it hides the error an invalid program should get.
         symptoms=((_INVALID, r"NotImplementedError: .*TransposeTransform"),),
+        trigger=_has(ir.Transpose),
         example=_case(ir.Semaphore("int16", (1, 1)), ir.Signal(ir.View(0, (
             ir.Transpose((1, 0)), ir.At((ir.Int(3), ir.Int(0))))), ir.Int(1)),
             expect=ir.ExpectedError("IndexError|ValueError", r"(?i)out of (bounds?|range)",
@@ -96,6 +199,7 @@ ALL_KNOWN: tuple[KnownFinding, ...] = (
         "an out-of-bounds static integer index into a semaphore is accepted "
         "(clamped) instead of raising",
         symptoms=((_INVALID, r"ran without error; expected IndexError\|ValueError matching '\(\?i\)out of"),),
+        trigger=_out_of_bounds,
         example=_case(ir.Semaphore("int16", (2,)),
                       ir.Signal(ir.View(0, (ir.At((ir.Int(2),)),)), ir.Int(1)),
                       expect=ir.ExpectedError("IndexError|ValueError", r"(?i)out of (bounds?|range)",
@@ -104,7 +208,8 @@ ALL_KNOWN: tuple[KnownFinding, ...] = (
         "index-into-zero-size-typeerror",
         "indexing a zero-size semaphore dimension fails deep in lax.slice with a "
         "TypeError instead of a clean out-of-bounds error",
-        symptoms=((_INVALID, r"TypeError: slice slice_sizes must be less than or equal to operand shape"),),
+        symptoms=((_INVALID, r"^TypeError: slice slice_sizes must be less than or equal to operand shape"),),
+        trigger=_indexes_zero_size,
         example=_case(ir.Semaphore("int16", (0,)), ir.Signal(_AT0, ir.Int(1)),
                       expect=ir.ExpectedError("IndexError|ValueError", r"(?i)out of (bounds?|range)",
                                               "semaphore_signal"))),
@@ -114,6 +219,7 @@ ALL_KNOWN: tuple[KnownFinding, ...] = (
         "or fails later with an unrelated shape error",
         symptoms=((_INVALID, r"^semaphore_read ran without error; expected ValueError matching 'non-"),
                   (_INVALID, r"expected ValueError matching 'non-.*from semaphore_read$")),
+        trigger=_non_scalar_read,
         example=_case(ir.Semaphore("int16", (1,)), ir.Read(ir.View(0, ())),
                       expect=ir.ExpectedError("ValueError", r"non-\(\)-shaped semaphore",
                                               "semaphore_read"))),
@@ -123,8 +229,11 @@ ALL_KNOWN: tuple[KnownFinding, ...] = (
         "for one) with a clear error: it fails later and elsewhere ('unexpected input: "
         "dtype=semaphore', IndexError, a dynamic_update_slice dtype TypeError, 'cannot "
         "reshape', the second-minor bitwidth check), or a read of it is accepted",
-        symptoms=((_INVALID, r"expected NotImplementedError\|ValueError matching "
-                             r"'\(\?i\)bitcast'"),),
+        symptoms=((_INVALID, r"^(\w+ ran without error|ValueError: unexpected input: "
+                             r"dtype=\w*semaphore|IndexError: |TypeError: (lax\.)?dynamic_update_slice|"
+                             r"ValueError: cannot reshape|\w+Error: .*second-minor).*expected "
+                             r"NotImplementedError\|ValueError matching '\(\?i\)bitcast'"),),
+        trigger=_has(ir.Bitcast),
         example=_case(ir.Semaphore("regular", (2,)),
                       ir.Signal(ir.View(0, (ir.Bitcast("int16"), ir.At((ir.Int(0),)))), ir.Int(1)),
                       expect=ir.ExpectedError("NotImplementedError|ValueError", r"(?i)bitcast",
@@ -134,6 +243,7 @@ ALL_KNOWN: tuple[KnownFinding, ...] = (
         "semaphore_read accepts a ref of any dtype (int32, float32), unlike signal and wait",
         symptoms=((_INVALID, r"^semaphore_read ran without error; expected ValueError "
                              r"matching 'semaphores of the following types'"),),
+        trigger=_data_dtype_read,
         example=_case(ir.Semaphore("float32", ()), ir.Read(ir.View(0, ())),
                       expect=ir.ExpectedError("ValueError", "semaphores of the following types",
                                               "semaphore_read"))),
@@ -145,6 +255,7 @@ ALL_KNOWN: tuple[KnownFinding, ...] = (
         "filtered out, jit lowers and agrees with eager",
         symptoms=(("jit-eager", r"^under jax.jit raised ValueError: Cannot lower jaxpr with "
                                 r"effects: .*SemaphoreEffect"),),
+        trigger=lambda case, k: True,   # any semaphore statement: the effect is the program's
         example=_case(ir.Semaphore("int16", ()), ir.Signal(ir.View(0), ir.Int(0)))),
     KnownFinding(
         "semaphore-counts-wrap-at-16-bits",
@@ -154,6 +265,7 @@ ALL_KNOWN: tuple[KnownFinding, ...] = (
         consequences=(
             ("path-vs-path", r"^tpu_interpret leaves -?\d+ at kernel exit; run_state ends"),
             ("path-vs-path", r"^read \d+ is -?\d+ on \w+, -?\d+ on \w+$"),),
+        trigger=_counts_past_16_bits,
         example=_case(ir.Semaphore("int16", ()), ir.Signal(ir.View(0), ir.Int(32768)))),
     KnownFinding(
         "strided-slice-then-index-typedint",
@@ -161,6 +273,7 @@ ALL_KNOWN: tuple[KnownFinding, ...] = (
         "(s.at[0, ::2].at[0]) fail: 'Invalid type of idxer: TypedInt'",
         symptoms=(("valid-runs", r"ValueError: Invalid type of idxer: TypedInt"),
                   (_INVALID, r"ValueError: Invalid type of idxer: TypedInt")),
+        trigger=_strided_then_index,
         example=_case(ir.Semaphore("int16", (1, 2)), ir.Signal(ir.View(0, (
             ir.At((ir.Int(0), ir.Slice(None, None, 2))), ir.At((ir.Int(0),)))), ir.Int(0)))),
     KnownFinding(
@@ -170,7 +283,7 @@ ALL_KNOWN: tuple[KnownFinding, ...] = (
         "the untouched duplicate win",
         symptoms=(("model-vs-path", r"(^read \d+|^final s\d+.*) is -?\d+, expected -?\d+$"),
                   ("chain-equivalence", r"^results differ when every view is one static index")),
-        when=_duplicate_index,
+        trigger=_both(_SIGNAL_OR_WAIT, _duplicate_index),
         example=_case(ir.Semaphore("int16", (2,)), ir.Signal(ir.View(0, (
             ir.At((ir.IntArray((0, 0), dynamic=True),)), ir.At((ir.Int(0),)))), ir.Int(1)))),
     KnownFinding(
@@ -182,6 +295,7 @@ ALL_KNOWN: tuple[KnownFinding, ...] = (
                   (_INVALID, r"ValueError: Length of slice indices must match number of operand dimensions"),
                   # With a gather after the reshape: s.at[0].reshape((1,)).at[idx].at[0]
                   ("valid-runs", r"IndexError: Too many indices: array is 0-dimensional")),
+        trigger=_reshape_then_index,
         example=_case(ir.Semaphore("int16", ()), ir.Signal(
             ir.View(0, (ir.Reshape((1,)), ir.At((ir.Int(0),)))), ir.Int(1))),
         jax_versions=((0, 10),)),
@@ -196,14 +310,41 @@ def _hits(patterns, failure) -> bool:
                for o, rx in patterns)
 
 
+def _primitive(stmt) -> str:
+    return f"semaphore_{stmt.tag}"
+
+
+def trigger_statements(k: KnownFinding, failure) -> list[int]:
+    """The statements ``failure`` is about that have ``k``'s trigger: the one
+    it is pinned to, or, pinned to none, those of its primitive."""
+    case = failure.case
+    if case is None:
+        return []
+    if failure.statement is not None:
+        at = failure.statement
+        return [at] if at < len(case.body) and k.trigger(case, at) else []
+    return [n for n, stmt in enumerate(case.body)
+            if failure.primitive in (_primitive(stmt), "?") and k.trigger(case, n)]
+
+
+def _downstream(k: KnownFinding, failure, roots: list[int]) -> bool:
+    """A consequence on the ref of a root (a statement where a symptom of
+    ``k`` matched), at or after it; anywhere if it is pinned to none."""
+    if failure.statement is None:
+        return bool(roots)
+    body = failure.case.body
+    return any(failure.statement >= r and body[failure.statement].view.ref == body[r].view.ref
+               for r in roots)
+
+
 def match(failure, report_failures=()) -> KnownFinding | None:
     """The known finding ``failure`` is an instance of, if any."""
     for k in KNOWN:
-        if failure.case is not None and not k.when(failure.case):
-            continue
-        if _hits(k.symptoms, failure):
+        if _hits(k.symptoms, failure) and trigger_statements(k, failure):
             return k
-        if _hits(k.consequences, failure) and any(
-                _hits(k.symptoms, f) for f in report_failures):
-            return k
+        if _hits(k.consequences, failure):
+            roots = [n for f in report_failures if f is not failure and _hits(k.symptoms, f)
+                     for n in trigger_statements(k, f)]
+            if _downstream(k, failure, roots):
+                return k
     return None

@@ -11,19 +11,23 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from fuzz import differential, ir, metamorphic, model, paths, probes, unsupported
+from fuzz import (blame, differential, ir, known_findings, metamorphic, model, paths, probes,
+                  unsupported)
 
 
 class OracleFailure(AssertionError):
     """A broken invariant on one path of one case."""
     oracle = "oracle"
 
-    def __init__(self, message: str, *, primitive: str, path: str, details: str = ""):
+    def __init__(self, message: str, *, primitive: str, path: str, details: str = "",
+                 statement: int | None = None, shape: str | None = None):
         # ``message`` is one line and names the bug; ``details`` (the program,
         # expected vs actual) is for a reader and varies from case to case.
         super().__init__(f"[{self.oracle}] {path}: {message}" + (f"\n{details}" if details else ""))
         self.message, self.primitive, self.path = message, primitive, path
         self.details = details
+        self.statement = statement   # the statement to blame (fuzz/blame.py), if known
+        self.shape = shape           # a wrong value's shape of failure (fuzz/differential.py)
         self.case: ir.Case | None = None
         self.error: BaseException | None = None  # the JAX exception, if one was raised
 
@@ -98,13 +102,15 @@ _per_primitive: dict[tuple[type, str], type] = {}
 
 
 def failure(cls: type[OracleFailure], primitive: str, path: str, message: str,
-            details: str = "") -> OracleFailure:
-    """An instance of ``cls``'s subclass for ``primitive`` (made once)."""
+            details: str = "", **facts) -> OracleFailure:
+    """An instance of ``cls``'s subclass for ``primitive`` (made once);
+    ``facts``: ``statement``, ``shape``."""
     key = (cls, primitive)
     if key not in _per_primitive:
         _per_primitive[key] = type(f"{cls.__name__}[{primitive}]", (cls,),
                                    {"__module__": __name__})
-    return _per_primitive[key](message, primitive=primitive, path=path, details=details)
+    return _per_primitive[key](message, primitive=primitive, path=path, details=details,
+                               **facts)
 
 
 @dataclass
@@ -114,10 +120,15 @@ class CaseReport:
     skipped: dict[str, str] = field(default_factory=dict)       # path -> why
     failures: list[OracleFailure] = field(default_factory=list)
     undefined: str | None = None      # why the model gives the case no meaning
-    # Valid programs a path refused: (path, table entry or None if new, error).
-    unsupported: list[tuple[str, unsupported.Unsupported | None, str]] = field(
+    # Valid programs a path refused as the unsupported table lists: (path, entry, error).
+    unsupported: list[tuple[str, unsupported.Unsupported, str]] = field(
         default_factory=list)
     not_applied: dict[str, str] = field(default_factory=dict)   # oracle -> why
+    # Comparing oracles that compared values on this case: name -> how often.
+    compared: dict[str, int] = field(default_factory=dict)
+
+    def count(self, oracle: str, n: int = 1):
+        self.compared[oracle] = self.compared.get(oracle, 0) + n
 
 def _fmt(aval) -> str:
     shape, dtype = aval
@@ -131,7 +142,7 @@ def judge(case: ir.Case, outcome: paths.Outcome, probe: probes.Probe) -> list[Or
     # would notice a wrong value; strict violations usually explain it.
     violations = sorted(probe.violations, key=lambda v: v.invariant != "seed")
     found = [failure(SeedInvariantViolation if v.invariant == "seed" else AvalNotPreserved,
-                     v.primitive, path, v.message) for v in violations]
+                     v.primitive, path, v.message, statement=v.statement) for v in violations]
     if outcome.error is None:
         for name, declared, promised, produced in zip(
                 outcome.names, outcome.declared, outcome.promised, outcome.produced):
@@ -143,10 +154,14 @@ def judge(case: ir.Case, outcome: paths.Outcome, probe: probes.Probe) -> list[Or
             found.append(failure(AbstractConcreteMismatch, "?", path, (
                 f"{len(outcome.produced)} results for {len(outcome.declared)} refs")))
     primitive = probe.failed_in or _primitive_in_traceback(outcome.error)
+    # Where the error was raised: tracing a statement, or discharging (or
+    # lowering) one of its equations.
+    at = blame.of_error(outcome.error)
+    at = probe.failed_at if at is None else at
     if case.valid:
         if outcome.error is not None:
             found.append(failure(UnexpectedError, primitive, path,
-                                 paths.first_line(outcome.error)))
+                                 paths.first_line(outcome.error), statement=at))
     elif outcome.error is None:
         found.append(failure(SilentAcceptance, case.expect.primitive, path, (
             f"{case.expect.primitive} ran without error; expected "
@@ -154,7 +169,7 @@ def judge(case: ir.Case, outcome: paths.Outcome, probe: probes.Probe) -> list[Or
     elif not matches(case.expect, outcome.error):
         found.append(failure(WrongError, case.expect.primitive, path, (
             f"{paths.first_line(outcome.error)}; expected {case.expect.type} "
-            f"matching {case.expect.match!r} from {case.expect.primitive}")))
+            f"matching {case.expect.match!r} from {case.expect.primitive}"), statement=at))
     for f in found:
         f.case, f.error = case, outcome.error
     return found
@@ -180,7 +195,8 @@ def matches(expect: ir.ExpectedError, error: BaseException) -> bool:
 
 
 def _from(case, mismatches) -> list[OracleFailure]:
-    found = [failure(_BY_NAME[m.oracle], m.primitive, m.path, m.message, m.details)
+    found = [failure(_BY_NAME[m.oracle], m.primitive, m.path, m.message, m.details,
+                     statement=m.statement, shape=m.shape)
              for m in mismatches]
     for f in found:
         f.case = case
@@ -194,8 +210,10 @@ def _run(report: CaseReport, path: str, unsupported_are_findings: bool):
     report.outcomes.append(outcome)
     for f in judge(report.case, outcome, probe):
         text = paths.first_line(outcome.error) if outcome.error is not None else ""
+        # Only what the table lists is tolerated; any other refusal of a valid
+        # program is a finding (its symptom: "unsupported").
         entry = unsupported.classify(path, text) if isinstance(f, UnexpectedError) else None
-        if isinstance(f, UnexpectedError) and (entry or unsupported.says_unsupported(text)):
+        if entry is not None:
             report.unsupported.append((path, entry, text))
             if not unsupported_are_findings:
                 continue
@@ -208,8 +226,8 @@ def check(case: ir.Case, on_paths=None, oracles=ORACLE_NAMES,
     """Run ``case`` through the tiers, on its paths (or those of ``on_paths``
     it has) and with the named ``oracles``:
 
-    1. the abstract path and its shape oracles; a case that fails here goes
-       no further;
+    1. the abstract path and its shape oracles; a case that fails here (but
+       for known findings) goes no further;
     2. each evaluating path, with the shape oracles, against the reference
        model and against the other paths;
     3. the metamorphic reruns (jit, vmap, an equivalent transform chain).
@@ -222,7 +240,9 @@ def check(case: ir.Case, on_paths=None, oracles=ORACLE_NAMES,
     wanted = [p for p in wanted if p not in report.skipped]
     if "abstract" in wanted:
         _run(report, "abstract", unsupported_are_findings)
-        if report.failures:
+        # A new failure here goes no further. One that is all known findings
+        # does: whatever else the case breaks must still be seen.
+        if any(known_findings.match(f, report.failures) is None for f in report.failures):
             return _only(report, oracles)
     meaning = model.evaluate(case) if case.valid else None
     report.undefined = meaning and meaning.undefined
@@ -236,8 +256,10 @@ def check(case: ir.Case, on_paths=None, oracles=ORACLE_NAMES,
     if meaning is not None and not meaning.undefined and "model-vs-path" in oracles:
         for o in fine:
             report.failures += _from(case, differential.against_model(case, meaning, o))
-    if "path-vs-path" in oracles:
+            report.count("model-vs-path")
+    if "path-vs-path" in oracles and case.valid:   # an invalid program means nothing
         report.failures += _from(case, differential.between_paths(case, fine))
+        report.count("path-vs-path", len(fine) > 1)
     if case.valid:
         _metamorphic(report, [o for o in fine if o.path in metamorphic.EAGER_PATHS], oracles)
     return _only(report, oracles)
@@ -247,14 +269,18 @@ def _metamorphic(report: CaseReport, eager, oracles):
     case = report.case
     for o in eager:
         if "jit-eager" in oracles and o.path in metamorphic.JIT_PATHS:
-            report.failures += _from(case, metamorphic.jit_vs_eager(case, o))
+            mismatches, compared = metamorphic.jit_vs_eager(case, o)
+            report.failures += _from(case, mismatches)
+            report.count("jit-eager", compared)
         if "chain-equivalence" in oracles:
             report.failures += _from(case, metamorphic.chain_equivalence(case, o))
+            report.count("chain-equivalence")
     if "vmap-stack" in oracles and any(o.path == "pallas_call" for o in eager):
         if reason := metamorphic.vmap_applies(case):
             report.not_applied["vmap-stack"] = reason
         else:
             report.failures += _from(case, metamorphic.vmap_vs_stack(case))
+            report.count("vmap-stack")
 
 
 def _only(report: CaseReport, oracles) -> CaseReport:

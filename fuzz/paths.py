@@ -31,6 +31,11 @@ from jax.experimental.pallas import tpu as pltpu
 
 from fuzz import compat, emit, ir
 
+# Errors are data here: keep JAX's own frames in their tracebacks, so that a
+# failure is pinned to its statement (fuzz/blame.py) and its signature names
+# the JAX functions it passed through.
+jax.config.update("jax_traceback_filtering", "off")
+
 Aval = tuple  # (shape tuple, dtype name)
 
 

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 
 import jax.numpy as jnp
 
-from fuzz import compat
+from fuzz import blame, compat
 
 
 @dataclass(frozen=True)
@@ -24,6 +24,7 @@ class Violation:
     invariant: str        # "seed" | "strict"
     primitive: str
     message: str
+    statement: int | None = None   # the case's statement being discharged
 
 
 class Probe:
@@ -32,6 +33,7 @@ class Probe:
         self.rule_calls: dict[str, int] = {}
         self.transform_semaphore_calls = 0
         self.failed_in: str | None = None   # innermost rule an error passed through
+        self.failed_at: int | None = None   # ...and the statement it discharged
         self._stack: list[str] = []
 
     @property
@@ -45,7 +47,8 @@ class Probe:
             try:
                 new_invals, outs = call()
             except Exception:
-                self.failed_in = self.failed_in or name
+                if self.failed_in is None:
+                    self.failed_in, self.failed_at = name, blame.current()
                 raise
             finally:
                 self._stack.pop()
@@ -54,15 +57,17 @@ class Probe:
         return around
 
     def _check_strict(self, call, name, in_avals, new_invals):
+        statement = None
         for i, (aval, new) in enumerate(zip(in_avals, new_invals)):
             if new is None or not hasattr(aval, "inner_aval"):
                 continue
             want = (tuple(aval.inner_aval.shape), jnp.dtype(aval.inner_aval.dtype))
             got = (tuple(new.shape), jnp.dtype(new.dtype))
             if want != got:
+                statement = statement if statement is not None else blame.current()
                 self.violations.append(Violation("strict", name, (
                     f"{name}{call} returned a new value "
-                    f"{_fmt(*got)} for operand {i}, a ref of {_fmt(*want)}")))
+                    f"{_fmt(*got)} for operand {i}, a ref of {_fmt(*want)}"), statement))
 
     def transform_semaphore(self, original):
         def wrapped(ref_value, transforms, ref_aval):
@@ -71,7 +76,8 @@ class Probe:
             if not (ref_value.shape == ref_aval.shape or ref_value.shape == ()):
                 self.violations.append(Violation("seed", self.primitive, (
                     f"{self.primitive}: semaphore value shape {tuple(ref_value.shape)} "
-                    f"is neither the aval shape {tuple(ref_aval.shape)} nor ()")))
+                    f"is neither the aval shape {tuple(ref_aval.shape)} nor ()"),
+                    blame.current()))
             return original(ref_value, transforms, ref_aval)
         return wrapped
 

@@ -46,8 +46,8 @@ def add(sub) -> None:
       help="how workers draw cases: Hypothesis' generator, atheris coverage guidance, "
            "or half each (default hypothesis: it finds more per minute, see README)")
     a("--seed", type=int, default=None,
-      help="seeds atheris and the workers (Hypothesis runs stay unseeded: Hypothesis turns "
-           "the example database off for a seeded test)")
+      help="seeds the workers' draws, Hypothesis and atheris alike, so a campaign repeats "
+           "(Hypothesis then uses no example database; without --seed it resumes from it)")
     a("--paths", type=_names, default=None, help="comma-separated discharge paths (default all)")
     a("--oracles", type=_names, default=None, help="comma-separated oracles to report (default all)")
     a("--strategies", type=_names, default=["valid", "invalid"],

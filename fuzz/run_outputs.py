@@ -44,6 +44,9 @@ def junit(summary: dict) -> str:
              finding.get("stack", "") or finding["signature"])
     for finding in f["seen_again"]:
         case(f"findings.{finding['oracle']}", finding["id"], "skipped", "filed before this run")
+    for finding in f.get("flaky", ()):
+        case(f"findings.{finding['oracle']}", finding["id"], "skipped",
+             "flaky: its reproducer did not reproduce")
     for kid, n in sorted(f["known"].items()):
         case("known", kid, "skipped", f"known finding, hit {n} times")
     for error in summary["errors"]:

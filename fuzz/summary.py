@@ -55,6 +55,9 @@ def text(summary: dict, out_dir: str) -> str:
         lines.append(f"   {path:<14} {n:>7} run" + (f", {skipped} not applicable" if skipped else ""))
     for index, w in summary["workers"].items():
         lines.append(f"   worker {index}: {w['cases']} cases, {w['cases_per_s']} cases/s")
+    if summary.get("cases_per_oracle"):
+        lines.append("   values compared per oracle: " + ", ".join(
+            f"{o} {n}" for o, n in sorted(summary["cases_per_oracle"].items())))
     lines.append(f"   discharge rules exercised: {len(cov['rules_run'])} of {cov['rules_total']}")
     rss = summary["rss_mb"]
     lines.append(f"   worker RSS: {rss['worker_start']} MB at start, peak {rss['worker_peak']} MB; "
@@ -75,6 +78,9 @@ def text(summary: dict, out_dir: str) -> str:
         lines.append(f"   filed findings that no longer fail: {', '.join(f['fixed'])}")
     if f["seen_again"]:
         lines.append(f"   filed before, seen again: {', '.join(x['id'] for x in f['seen_again'])}")
+    if f.get("flaky"):
+        lines.append(f"   flaky (reproducer did not reproduce; reports/flaky/, not new): "
+                     f"{', '.join(x['id'] for x in f['flaky'])}")
     lines.append(f"   new findings: {len(f['new'])}")
     for x in f["new"]:
         lines.append(f"     {x['id']}  [{x['symptom']}] {x['path']}: {x['message'][:160]}")

@@ -108,6 +108,7 @@ class Campaign:
         self.already = collections.Counter()
         self.undefined = 0
         self.unsupported = collections.Counter()
+        self.compared = collections.Counter()   # cases each comparing oracle compared
         self.rules: set[str] = set()
         self.rules_total = 0
         self.findings: list[dict] = []      # one per signature filed by this run
@@ -148,7 +149,7 @@ class Campaign:
             recycle_after=c.recycle_after, setup=c.setup,
             max_cases=(None if c.max_cases is None
                        else max(1, (c.max_cases - self.cases) // c.workers)),
-            replay=(slot.index == 0 and slot.generation == 0))
+            replay=(slot.index == 0 and slot.generation == 0), seeded=c.seed is not None)
         log = open(os.path.join(self.state_dir, f"worker-{slot.index}.log"), "ab")
         slot.proc = subprocess.Popen(
             [sys.executable, "-m", "fuzz.workers", cfg.to_json()], pass_fds=(write_fd,),
@@ -198,6 +199,7 @@ class Campaign:
             self.already.update(ev["already"])
             self.undefined += ev["undefined"]
             self.unsupported.update(ev["unsupported"])
+            self.compared.update(ev.get("compared", {}))
             self.rules.update(ev["rules"])
         elif kind == "filing":
             slot.phase, slot.phase_since = "filing", now
@@ -270,7 +272,7 @@ class Campaign:
                                f"{type(e).__name__}: {e}")
             return
         self._add_finding({"id": finding.id, "signature": finding.signature, "new": new,
-                           "oracle": "crash", "primitive": "?", "symptom": symptom,
+                           "status": finding.status, "oracle": "crash", "primitive": "?", "symptom": symptom,
                            "path": path, "known": None, "message": detail,
                            "stack": stack[-2000:]}, now)
 
@@ -415,6 +417,7 @@ class Campaign:
             w[1] += busy
             w[2] += alive
         new = [f for f in self.findings if f["new"]]
+        flaky = [f for f in self.findings if f.get("status") == "flaky"]
         import jax
         return {
             "schema": 1, "jax": jax.__version__, "python": sys.version.split()[0],
@@ -424,9 +427,12 @@ class Campaign:
             "cases": self.cases,
             "cases_per_s": round(self.cases / elapsed, 2) if elapsed else 0.0,
             "cases_per_path": dict(self.per_path), "not_applicable_per_path": dict(self.skipped),
+            "cases_per_oracle": dict(self.compared),
             "failures_per_oracle": self._per_oracle(),
             "undefined_cases": self.undefined, "unsupported": dict(self.unsupported),
-            "findings": {"new": new, "seen_again": [f for f in self.findings if not f["new"]],
+            "findings": {"new": new, "flaky": flaky,
+                         "seen_again": [f for f in self.findings
+                                        if not f["new"] and f not in flaky],
                          "known": dict(self.known), "fixed": self.fixed},
             "coverage": {"rules_run": sorted(self.rules), "rules_total": self.rules_total},
             "workers": {str(i): {"cases": w[0], "busy_s": round(w[1], 1),
@@ -451,7 +457,8 @@ class Campaign:
     def _per_oracle(self) -> dict:
         table = collections.defaultdict(collections.Counter)
         for f in self.findings:
-            table[f["oracle"]]["new" if f["new"] else "seen_again"] += 1
+            kind = "new" if f["new"] else "flaky" if f.get("status") == "flaky" else "seen_again"
+            table[f["oracle"]][kind] += 1
         for oracle, n in self.already.items():
             table[oracle]["hits_of_filed"] += n
         return {k: dict(v) for k, v in table.items()}

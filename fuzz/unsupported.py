@@ -1,11 +1,15 @@
 """What each path is known not to support, and how to tell "unsupported"
 from "broken".
 
-A valid program that a path refuses with NotImplementedError (or a message
-that says "not supported") is recorded as unsupported, not as a crash. The
-`TABLE` lists what we have seen refused, with the JAX releases we saw it on;
-tests/test_unsupported.py replays each entry's example, so a JAX release that
-adds support fails that test and the entry must go.
+A valid program that a path refuses as an entry of `TABLE` lists is recorded
+as unsupported, not as a finding. Only listed refusals are tolerated: any
+other NotImplementedError or "not supported" on a valid program is a finding
+(symptom ``unsupported``; `says_unsupported` tells that symptom apart). Each
+entry names the JAX releases it was seen on;
+tests/test_differential.py::test_each_unsupported_entry_is_still_unsupported
+replays each entry's example, so a JAX release that adds support fails that
+test and the entry must go, and tests/test_suppressions.py plants another bug
+beside each entry and checks that it is still reported.
 """
 from __future__ import annotations
 

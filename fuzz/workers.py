@@ -50,6 +50,7 @@ class WorkerConfig:
     recycle_after: int = 2000
     max_cases: int | None = None
     replay: bool = False             # replay the corpus first (one worker does)
+    seeded: bool = False             # --seed given: Hypothesis runs are seeded too
     setup: list[str] = field(default_factory=list)   # "module:function" hooks
 
     def to_json(self) -> str:
@@ -152,7 +153,8 @@ class Worker:
                 paths={p: n for p, n in stats.cases.items() if p != "case"},
                 skipped=dict(stats.skipped), known=dict(stats.known),
                 already=dict(stats.already_found), rules=self._new_rules,
-                undefined=stats.undefined, unsupported=dict(stats.unsupported))
+                undefined=stats.undefined, unsupported=dict(stats.unsupported),
+                compared=dict(stats.compared))
             self._new_rules = []
             self._maintain()
 
@@ -204,6 +206,7 @@ class Worker:
         finally:
             _filing.clear()
         self.channel.send("finding", id=finding.id, signature=sig, new=new,
+                          status=finding.status,
                           oracle=finding.oracle, primitive=finding.primitive,
                           symptom=finding.symptom, path=getattr(failure, "path", "?"),
                           known=finding.known, message=finding.message[:300])
@@ -231,11 +234,18 @@ class Worker:
     def hypothesis_loop(self):
         from hypothesis.errors import HypothesisException
         from fuzz import oracles
+        runs = 0
         while not stop_reason:
-            # Unseeded on purpose: Hypothesis turns the example database off
-            # for a seeded test, and the database is what a campaign resumes from.
+            # Unseeded unless --seed was given: Hypothesis turns the example
+            # database off for a seeded test, and the database is what a
+            # campaign resumes from. A seeded campaign repeats its draws instead.
+            test = self.test()
+            if self.config.seeded:
+                from hypothesis import seed
+                test = seed(self.config.seed + runs)(test)
+            runs += 1
             try:
-                self.test()()
+                test()
             except Stop:
                 pass
             except BaseException as e:  # noqa: BLE001 - sorted below

@@ -22,11 +22,13 @@ from fuzz.campaign import REPLAY, campaign_test
 TESTS = Path(__file__).parent
 
 
-def campaign_argv(tmp, *extra, budget="15s"):
+def campaign_argv(tmp, *extra, budget="15s", seed="1"):
+    """A seeded campaign (its draws repeat, and it uses no example database)
+    unless ``seed`` is None."""
     return [sys.executable, "-m", "fuzz.cli", "run", "--budget", budget, "--workers", "1",
             "--corpus", str(tmp / "corpus"), "--reports", str(tmp / "reports"),
             "--out", str(tmp / "out"), "--database", str(tmp / "db"), "--no-verify",
-            "--seed", "1", "--paths", "abstract", *extra]
+            *(["--seed", seed] if seed else []), "--paths", "abstract", *extra]
 
 
 def env(tmp):
@@ -34,9 +36,10 @@ def env(tmp):
         [str(TESTS), os.environ.get("PYTHONPATH", "")])}
 
 
-def campaign(tmp, *extra, budget="15s"):
+def campaign(tmp, *extra, budget="15s", seed="1"):
     start = time.monotonic()
-    done = subprocess.run(campaign_argv(tmp, *extra, budget=budget), env=env(tmp), cwd=tmp,
+    done = subprocess.run(campaign_argv(tmp, *extra, budget=budget, seed=seed), env=env(tmp),
+                          cwd=tmp,
                           capture_output=True, text=True, timeout=180)
     summary = json.loads((tmp / "out" / "summary.json").read_text())
     return done, summary, time.monotonic() - start
@@ -109,9 +112,9 @@ def test_sigterm_loses_nothing_and_a_restart_resumes(tmp_path):
     test = campaign_test(None, ["valid"], database=None, max_examples=1, phases=REPLAY)
     DirectoryBasedExampleDatabase(tmp_path / "db").save(
         function_digest(test.hypothesis.inner_test), b"\xff\x00 not a choice sequence")
-    done, summary, _ = campaign(
+    done, summary, _ = campaign(   # unseeded, so it reads the damaged database
         tmp_path, "--strategies", "valid", "--no-minimize", "--max-examples", "30",
-        "--worker-setup", "campaign_plants:signal_adds_an_axis", budget="60s")
+        "--worker-setup", "campaign_plants:signal_adds_an_axis", budget="60s", seed=None)
     assert summary["cases"] >= 30, done.stdout + done.stderr
     # It resumed: what was filed is replayed first and counted, not filed again.
     assert sum(o.get("hits_of_filed", 0) for o in summary["failures_per_oracle"].values()) >= 1
@@ -175,9 +178,9 @@ def redis_server(tmp_path):
 
 def test_a_campaign_shares_its_database_through_redis(tmp_path, redis_server):
     url, client = redis_server
-    done, summary, _ = campaign(
+    done, summary, _ = campaign(   # unseeded: a seeded Hypothesis test has no database
         tmp_path, "--database", url, "--strategies", "valid", "--no-minimize",
-        "--worker-setup", "campaign_plants:signal_adds_an_axis")
+        "--worker-setup", "campaign_plants:signal_adds_an_axis", seed=None)
     assert summary["findings"]["new"], done.stdout + done.stderr
     # Hypothesis saved the failing examples in Redis (SADD), where other
     # machines replay them; once filed, they leave it again (SREM).

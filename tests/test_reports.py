@@ -25,7 +25,7 @@ def test_report_follows_the_bug_template_and_has_a_record(tmp_path):
     assert REQUIRED <= set(record)
     assert record["symptom"] == "missing error" and record["versions"]["jax"]
     index = (tmp_path / "reports" / reports.INDEX).read_text()
-    assert f"[{finding.id}]({finding.id}.md) | new |" in index
+    assert f"[{finding.id}]({finding.id}.md) | unverified |" in index   # --no-verify
 
 
 def test_report_all_marks_a_regression_fixed_when_it_no_longer_fails(tmp_path, capsys):

@@ -1,0 +1,246 @@
+"""Every suppression promises that nothing else hides behind it.
+
+For each known finding, each unsupported-table entry and each filed
+regression, a *different* bug is planted beside the entry's trigger (another
+primitive, another element, another exception), and the planted bug must be
+reported: not counted as known, not tolerated as unsupported, not taken for
+a finding filed already. The tests are parametrized over the tables, so a new
+entry gets its swallow test without anyone writing one.
+"""
+import dataclasses
+import os
+
+import pytest
+
+from fuzz import campaign, compat, corpus, findings, ir, known_findings, oracles, unsupported
+from jax._src.pallas import primitives as pallas_primitives
+
+signal_p, wait_p, _ = compat.SEMAPHORE_PRIMITIVES
+CORPUS = os.path.join(os.path.dirname(__file__), os.pardir, "corpus")
+PLANTED_SHAPE = (7,)   # no entry's example has a ref of this shape
+
+
+def _entries():
+    """(example, id, whether its paths run it to the end, so that a wrong
+    value beside it can be seen)."""
+    for k in known_findings.KNOWN:
+        raises = any(o == "valid-runs" for o, _ in k.symptoms)
+        yield k.example, f"known:{k.id}", k.example.valid and not raises
+    for e in unsupported.current():
+        yield e.example, f"unsupported:{e.id}", False   # the path refuses it
+    for path in corpus.files(CORPUS, "regression"):
+        entry = corpus.load(path)
+        if entry.case is not None and entry.meta.get("oracle") != "crash":
+            yield (entry.case, f"regression:{entry.meta['id']}",
+                   entry.case.valid and entry.meta.get("oracle") != "valid-runs")
+
+
+ENTRIES = list(_entries())
+ALL = [pytest.param(case, id=name) for case, name, _ in ENTRIES]
+RUNNING = [pytest.param(case, id=name) for case, name, runs in ENTRIES if runs]
+
+
+def _with_planted_ref(case):
+    """``case`` plus a ref of `PLANTED_SHAPE`, of the kind its paths take."""
+    kind = "int16" if case.semaphores[0].kind in ir.ARRAY_KINDS else "regular"
+    return dataclasses.replace(case, semaphores=(*case.semaphores,
+                                                 ir.Semaphore(kind, PLANTED_SHAPE)))
+
+
+def _planted_statements(ref):
+    at0 = ir.View(ref, (ir.At((ir.Int(0),)),))
+    return ir.Signal(at0, ir.Int(2)), ir.Wait(at0, ir.Int(1)), ir.Read(at0)
+
+
+def _other_primitive(case) -> str:
+    """A semaphore primitive other than the trigger's (wait, unless the case waits)."""
+    return "signal" if any(isinstance(s, ir.Wait) for s in case.body) else "wait"
+
+
+def _filed() -> set[str]:
+    return campaign.filed_signatures(CORPUS, on_warning=pytest.fail)
+
+
+def _reported(case, plant_hit):
+    """The failures a campaign worker would raise (not known, not tolerated
+    as unsupported, not filed already) that ``plant_hit(failure)`` accepts."""
+    report = oracles.check(case)
+    filed = _filed()
+    unknown = [f for f in report.failures
+               if not known_findings.match(f, report.failures)
+               and findings.signature(f) not in filed]
+    assert any(plant_hit(f) for f in unknown), (
+        f"planted bug swallowed; failures: {[(f.oracle, f.message) for f in report.failures]}")
+    return unknown
+
+
+@pytest.mark.parametrize("example", ALL)
+def test_a_planted_error_beside_the_trigger_is_reported(example, plant):
+    """The planted bug: a KeyError while tracing the other primitive, on a
+    ref only the planted statements use, before the trigger."""
+    name = _other_primitive(example)
+    real = pallas_primitives.check_sem_avals
+
+    def check_sem_avals(sem_aval, sem_transforms_avals, what, *args, **kwargs):
+        if what == name and tuple(sem_aval.shape) == PLANTED_SHAPE:
+            raise KeyError("planted")
+        return real(sem_aval, sem_transforms_avals, what, *args, **kwargs)
+    plant(pallas_primitives, "check_sem_avals", check_sem_avals)
+    case = _with_planted_ref(example)
+    planted = _planted_statements(len(example.semaphores))
+    case = dataclasses.replace(case, body=(*planted[:2], *example.body))
+    _reported(case, lambda f: isinstance(f.error, KeyError) and "planted" in str(f.error)
+              and f.statement == (0 if name == "signal" else 1))
+
+
+@pytest.mark.parametrize("example", RUNNING)
+def test_a_planted_wrong_count_beside_the_trigger_is_reported(example, plant):
+    """The planted bug: a wait on the planted ref that forgets to decrement,
+    after the trigger; its read is one too high."""
+    def around(call, in_avals, values, params):
+        new_invals, outs = call()
+        if tuple(in_avals[0].shape) == PLANTED_SHAPE:
+            new_invals = [values[0], *new_invals[1:]]
+        return new_invals, outs
+    plant(compat.discharge_rules(), wait_p,
+          compat.wrap_rule(compat.discharge_rules()[wait_p], around))
+    case = _with_planted_ref(example)
+    wait_at = len(example.body) + 1
+    case = dataclasses.replace(   # every path: a campaign's case would have them
+        case, body=(*example.body, *_planted_statements(len(example.semaphores))),
+        paths=ir.PATHS)
+    _reported(case, lambda f: f.oracle in ("model-vs-path", "path-vs-path")
+              and f.statement in (wait_at, wait_at + 1))
+
+
+# --- the ways a new bug used to hide, each planted once ----------------------
+
+def _at(ref, *indices):
+    return ir.View(ref, (ir.At(tuple(ir.Int(i) if isinstance(i, int) else i
+                                     for i in indices)),))
+
+
+def _rule(prim, change):
+    """The real rule of ``prim``; its new ref values replaced by
+    ``change(in_avals, old, new)``."""
+    def around(call, in_avals, values, params):
+        new_invals, outs = call()
+        return [change(in_avals, values[0], new_invals[0]), *new_invals[1:]], outs
+    return compat.wrap_rule(compat.discharge_rules()[prim], around)
+
+
+def _raising(prim, error):
+    def around(call, in_avals, values, params):
+        raise error
+    return compat.wrap_rule(compat.discharge_rules()[prim], around)
+
+
+def _worker_check(case):
+    """`check_property` as a campaign worker runs it: filed signatures count
+    as found already."""
+    filed = _filed()
+    return campaign.check_property(
+        case, campaign.Stats(), already_found=lambda f: findings.signature(f) in filed)
+
+
+def test_a_filed_wrong_value_signature_does_not_swallow_another_wrong_value(plant):
+    import jax.numpy as jnp
+
+    def to_the_next_element(in_avals, old, new):
+        delta = (new - old).reshape(-1)
+        return old + jnp.roll(delta, 1).reshape(old.shape)
+    plant(compat.discharge_rules(), signal_p, _rule(signal_p, to_the_next_element))
+    case = ir.Case((ir.Semaphore("int16", (2,)),),
+                   (ir.Signal(_at(0, 0), ir.Int(1)), ir.Read(_at(0, 0))),
+                   paths=("run_state", "pallas_call"))
+    with pytest.raises(oracles.ModelMismatch) as caught:
+        _worker_check(case)
+    assert caught.value.primitive == "semaphore_signal"
+
+
+def test_an_unlisted_not_implemented_error_is_a_finding(plant):
+    plant(compat.discharge_rules(), signal_p, _raising(signal_p, NotImplementedError("broke")))
+    case = ir.Case((ir.Semaphore("int16", ()),), (ir.Signal(ir.View(0), ir.Int(1)),))
+    stats = campaign.Stats()
+    with pytest.raises(oracles.UnexpectedError) as caught:
+        campaign.check_property(case, stats)
+    assert findings.symptom_of(caught.value) == "unsupported" and not stats.unsupported
+    for path in ("run_state", "pallas_call"):   # the TPU interpreter runs no such rule
+        with pytest.raises(oracles.UnexpectedError):
+            campaign.check_property(dataclasses.replace(case, paths=(path,)), stats)
+
+
+def _invalid_read(view, expect):
+    return ir.Case((ir.Semaphore("int16", ()), ir.Semaphore("int16", (2, 2, 2))),
+                   (ir.Signal(ir.View(0), ir.Int(1)), ir.Read(view)),
+                   paths=("abstract", "pallas_call"), expect=expect)
+
+
+@pytest.mark.parametrize("case", [
+    # read-view-shape-unchecked: a non-scalar read
+    _invalid_read(ir.View(1), ir.ExpectedError("ValueError", r"non-\(\)-shaped semaphore",
+                                               "semaphore_read")),
+    # bitcast-semaphore-unclear-error: a bitcast read
+    _invalid_read(ir.View(1, (ir.At((ir.Int(0),)), ir.Bitcast("int8"))),
+                  ir.ExpectedError("NotImplementedError|ValueError", r"(?i)bitcast",
+                                   "semaphore_read")),
+], ids=["non-scalar-read", "bitcast-read"])
+def test_a_broad_invalid_program_matcher_does_not_swallow_another_error(case, plant):
+    plant(compat.discharge_rules(), signal_p, _raising(signal_p, KeyError("planted")))
+    with pytest.raises(oracles.WrongError) as caught:
+        _worker_check(case)
+    assert "KeyError" in caught.value.message and caught.value.statement == 0
+
+
+def test_a_duplicate_gather_does_not_swallow_a_lost_wait_elsewhere(plant):
+    plant(compat.discharge_rules(), wait_p, _rule(wait_p, lambda avals, old, new: old))
+    gather = ir.View(0, (ir.At((ir.IntArray((0, 0), dynamic=True),)), ir.At((ir.Int(0),))))
+    case = ir.Case((ir.Semaphore("int16", (2,)), ir.Semaphore("int16", ())),
+                   (ir.Signal(ir.View(1), ir.Int(1)), ir.Wait(ir.View(1), ir.Int(1)),
+                    ir.Read(ir.View(1)), ir.Read(gather)),
+                   paths=("run_state", "pallas_call"))
+    with pytest.raises(oracles.ModelMismatch) as caught:
+        _worker_check(case)
+    assert caught.value.statement == 1 and caught.value.primitive == "semaphore_wait"
+
+
+def test_strict_xfails_name_the_failure_they_expect():
+    """A fuzzer crash must fail the suite, not pass as 'the JAX bug is still
+    there'."""
+    import test_corpus
+    import test_known_findings
+    for test in (test_known_findings.test_known_finding_is_fixed,
+                 test_corpus.test_regression_is_fixed):
+        params = next(m for m in test.pytestmark if m.name == "parametrize").args[1]
+        for param in params:
+            xfail = [m for m in param.marks if m.name == "xfail"]
+            assert xfail and all(issubclass(c, oracles.OracleFailure)
+                                 for m in xfail for c in m.kwargs["raises"]), param.id
+
+
+def test_jit_eager_compares_values_despite_the_effect_bug():
+    case = ir.Case((ir.Semaphore("int16", ()),), (ir.Signal(ir.View(0), ir.Int(3)),
+                                                  ir.Read(ir.View(0))), paths=("run_state",))
+    report = oracles.check(case)
+    assert report.compared.get("jit-eager") == 1
+    assert [known_findings.match(f, report.failures).id for f in report.failures] == [
+        "run-state-jit-semaphore-effect"] * len(report.failures)
+
+
+def test_a_reproducer_that_does_not_reproduce_is_flaky_not_new(plant, tmp_path):
+    # The bug is planted in this process only: the fresh interpreter that
+    # verifies the reproducer runs real JAX, where the case is fine.
+    plant(compat.discharge_rules(), signal_p, _raising(signal_p, KeyError("planted")))
+    case = ir.Case((ir.Semaphore("int16", ()),), (ir.Signal(ir.View(0), ir.Int(1)),),
+                   paths=("pallas_call",))
+    failure = oracles.check(case).failures[0]
+    dirs = {"corpus_dir": tmp_path / "c", "reports_dir": tmp_path / "r"}
+    finding, new = findings.record(failure, **dirs, minimize=False)
+    assert (finding.status, new) == ("flaky", False)
+    assert (tmp_path / "r" / "flaky" / f"{finding.id}.json").exists()
+    assert not (tmp_path / "c").exists() or not list((tmp_path / "c").rglob("*.json"))
+    again, new = findings.record(failure, **dirs, minimize=False)
+    assert (again.status, again.hits, new) == ("flaky", 2, False)
+    unverified, new = findings.record(failure, corpus_dir=tmp_path / "c2",
+                                      reports_dir=tmp_path / "r2", minimize=False, verify=False)
+    assert (unverified.status, new) == ("unverified", True)
