@@ -10,7 +10,8 @@ _SLOW_OK = [HealthCheck.too_slow, HealthCheck.data_too_large]
 
 settings.register_profile(
     "dev", max_examples=60, deadline=None, suppress_health_check=_SLOW_OK)
-# Deterministic, no database, sized for ~10 minutes on 2 cores.
+# Deterministic, no database; the whole suite runs in under 8 minutes on 2
+# cores with `-n auto` (`python -m fuzz.bench_suite` measures it).
 settings.register_profile(
     "ci", max_examples=150, deadline=None, derandomize=True, database=None,
     print_blob=True, suppress_health_check=_SLOW_OK)
@@ -33,6 +34,27 @@ def plant(monkeypatch):
     jax.clear_caches()
 
 
+_COUNTERS = ("cases", "known", "compared", "unsupported")
+
+
+def pytest_sessionfinish(session):
+    """Under xdist, a worker hands its counts to the controller, which prints them."""
+    from fuzz.campaign import SESSION
+    if hasattr(session.config, "workeroutput"):
+        session.config.workeroutput["discharge_fuzz"] = {
+            **{name: dict(getattr(SESSION, name)) for name in _COUNTERS},
+            "undefined": SESSION.undefined}
+
+
+def pytest_testnodedown(node, error):
+    from fuzz.campaign import SESSION
+    counts = getattr(node, "workeroutput", {}).get("discharge_fuzz")
+    if counts:
+        for name in _COUNTERS:
+            getattr(SESSION, name).update(counts[name])
+        SESSION.undefined += counts["undefined"]
+
+
 def pytest_terminal_summary(terminalreporter):
     from fuzz import known_findings
     from fuzz.campaign import SESSION
@@ -47,5 +69,8 @@ def pytest_terminal_summary(terminalreporter):
     if SESSION.undefined:
         tr.write_line(f"{SESSION.undefined} valid cases had no defined meaning "
                       f"(a wait that would block forever): compared path to path only")
+    if SESSION.compared:
+        tr.write_line("values compared per oracle: " + ", ".join(
+            f"{o} {n}" for o, n in sorted(SESSION.compared.items())))
     for uid, n in SESSION.unsupported.most_common():
         tr.write_line(f"unsupported by a path {n}x: {uid}")
