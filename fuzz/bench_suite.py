@@ -19,7 +19,7 @@ import subprocess
 import sys
 import time
 
-_SUMMARY = re.compile(r"=+ (.*) in [\d.]+s")
+_SUMMARY = re.compile(r"^=*\s*(\d+ (?:passed|failed|error).*) in [\d.]+s", re.MULTILINE)
 
 
 def _run(root: str, args: list[str]) -> tuple[float, str]:

@@ -9,6 +9,8 @@ from strategies import (invalid_programs, programs, semaphore_shapes, semaphores
                         transform_chains)
 from strategies.programs import MISTAKES
 
+# More than the ci profile's 150: a bound on the search, not its cost; `find`
+# stops at the first hit, and the rarest kinds take hundreds of draws.
 FIND = settings(max_examples=2000, database=None, deadline=None)
 
 
