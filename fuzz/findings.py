@@ -19,28 +19,31 @@ import time
 import traceback
 from dataclasses import dataclass, field
 
-from fuzz import (corpus, ir, minimize as minimizer, oracles, paths, reports, reproducer,
-                  serialize, unsupported)
+from fuzz import corpus, ir, minimize as minimizer, oracles, paths, reports, reproducer, serialize
 
 CRASH_SYMPTOMS = ("crash", "timeout", "oom")
-# Oracles whose failure *is* the exception (its type and where JAX raised it
-# say which bug it is). For the others an exception is a later consequence, and
-# leaving it out keeps the same broken invariant one finding on every path.
-_ERROR_IS_THE_SYMPTOM = ("valid-runs", "invalid-rejected")
 _TOP_FRAMES = 3
 
 
 class Crash:
-    """A campaign worker that died on ``case`` (no Python exception to look at)."""
+    """A campaign worker that died on ``case`` (no Python exception to look
+    at). It carries the facts an oracle's class does (`oracles.OracleFailure`)."""
     oracle = "crash"
     primitive = "?"
     error = None
+    stage = "execution"
+    error_is_the_symptom = wrong_value = under_jit = False
+    fatal = True    # the process dying (or hanging) is the bug
+    summary = "the process running the kernel died: {message}"
 
     def __init__(self, case: ir.Case | None, path: str, symptom: str, detail: str):
         if symptom not in CRASH_SYMPTOMS:
             raise ValueError(f"symptom {symptom!r} not in {CRASH_SYMPTOMS}")
         self.case, self.path, self.symptom, self.detail = case, path, symptom, detail
         self.message = f"{symptom}: {detail}"
+
+    def symptom_of(self) -> str:
+        return self.symptom
 
     def __str__(self):
         return f"[crash] {self.path}: {self.message}"
@@ -87,7 +90,7 @@ def signature(failure) -> str:
     through which statement and view, and how it relates to the right value;
     `fuzz.differential`), never the bare message. Any other broken invariant:
     oracle, primitive and its normalized message."""
-    error = failure.error if failure.oracle in _ERROR_IS_THE_SYMPTOM else None
+    error = failure.error if failure.error_is_the_symptom else None
     if error is not None:
         parts = [type(error).__name__, normalize(paths.first_line(error)),
                  ">".join(jax_frames(error)) or "-"]
@@ -123,8 +126,6 @@ def paths_affected(case: ir.Case, sig: str) -> tuple[str, ...]:
 
 # --- what kind of bug ---------------------------------------------------------
 
-_SYMPTOMS = {"seed-invariant": "invariant violation", "aval-preserved": "invariant violation",
-             "valid-runs": "exception", "abstract-concrete": "wrong value"}
 _STAGE_MARKERS = (  # most telling first: interpret mode discharges while lowering
     ("discharge", ("state/discharge.py", "discharge")),
     ("lowering", ("interpreters/mlir.py", "lower")),
@@ -132,27 +133,13 @@ _STAGE_MARKERS = (  # most telling first: interpret mode discharges while loweri
 )
 
 
-def symptom_of(failure) -> str:
-    if isinstance(failure, Crash):
-        return failure.symptom
-    if failure.oracle == "valid-runs" and failure.error is not None and \
-            unsupported.says_unsupported(paths.first_line(failure.error)):
-        return "unsupported"   # refused, and not as fuzz/unsupported.py lists
-    if failure.oracle == "invalid-rejected":
-        # An invalid program that runs is not an exception, nor a wrong value.
-        return "exception" if failure.error is not None else "missing error"
-    return _SYMPTOMS.get(failure.oracle, "wrong value")  # the differential oracles
-
-
 def stage_of(failure) -> str:
-    """Where in JAX it goes wrong: trace / discharge / lowering / execution."""
-    if isinstance(failure, Crash):
-        return "execution"
-    if failure.oracle in ("seed-invariant", "aval-preserved", "abstract-concrete"):
-        return "discharge"  # seen in what a discharge rule returned
-    error = failure.error if failure.oracle in _ERROR_IS_THE_SYMPTOM else None
-    if error is None:
-        return "trace" if failure.oracle == "invalid-rejected" else "execution"
+    """Where in JAX it goes wrong: trace / discharge / lowering / execution:
+    the oracle's own stage, or, where the exception is the failure, read off
+    its frames."""
+    error = failure.error if failure.error_is_the_symptom else None
+    if failure.stage is not None or error is None:
+        return failure.stage or "trace"
     frames = jax_frames(error, n=10**6)
     for stage, markers in _STAGE_MARKERS:
         if any(m in frame for frame in frames for m in markers):
@@ -322,10 +309,10 @@ def _investigate(failure, sig, fid, *, minimize, verify, prelude) -> Finding:
         repro = reproducer.best(case, affected, failure, verify=verify, prelude=prelude,
                                finding_id=fid)
     seen = now()
-    error = failure.error if failure.oracle in _ERROR_IS_THE_SYMPTOM else None
+    error = failure.error if failure.error_is_the_symptom else None
     return Finding(
         id=fid, signature=sig, oracle=failure.oracle, primitive=failure.primitive,
         exception=type(error).__name__ if error is not None else None,
-        message=failure.message, symptom=symptom_of(failure), stage=stage_of(failure),
+        message=failure.message, symptom=failure.symptom_of(), stage=stage_of(failure),
         case=case, paths=affected, versions=versions(), first_seen=seen, last_seen=seen,
         known=known.id if known else None, reproducer=repro, minimized=minimized)

@@ -16,8 +16,23 @@ from fuzz import (blame, differential, ir, known_findings, metamorphic, model, p
 
 
 class OracleFailure(AssertionError):
-    """A broken invariant on one path of one case."""
+    """A broken invariant on one path of one case.
+
+    Each oracle's class carries the facts that findings, reports and
+    reproducers read about its failures, so that adding an oracle is adding
+    a class: its ``symptom`` (what a user sees), its ``stage`` (where in JAX
+    it breaks, or None: read off the error's frames), whether the JAX
+    exception *is* the failure (``error_is_the_symptom``: its type and
+    frames name the bug), whether a reproducer compares values with the
+    model's (``wrong_value``) and runs under ``jax.jit`` (``under_jit``), and
+    ``summary``, its plain words for a report."""
     oracle = "oracle"
+    symptom = "wrong value"
+    stage: str | None = "execution"
+    error_is_the_symptom = False
+    wrong_value = False
+    under_jit = False
+    summary = "the `{oracle}` oracle failed: {message}"
 
     def __init__(self, message: str, *, primitive: str, path: str, details: str = "",
                  statement: int | None = None, shape: str | None = None):
@@ -31,55 +46,80 @@ class OracleFailure(AssertionError):
         self.case: ir.Case | None = None
         self.error: BaseException | None = None  # the JAX exception, if one was raised
 
-    @property
-    def signature(self) -> str:
-        """Oracle, primitive and the message with numbers normalized."""
-        return f"{self.oracle}|{self.primitive}|{re.sub(r'-?[0-9]+', 'N', self.message)}"
+    def symptom_of(self) -> str:
+        return self.symptom
 
 
 class SeedInvariantViolation(OracleFailure):
     """``_transform_semaphore`` saw a value whose shape is neither its aval's nor ()."""
     oracle = "seed-invariant"
+    symptom, stage = "invariant violation", "discharge"
+    summary = ("while discharging, `_transform_semaphore` was handed a semaphore value "
+               "whose shape is neither the ref's aval shape nor `()` (the assertion in "
+               "`jax/_src/pallas/primitives.py`): {message}")
 
 
 class AvalNotPreserved(OracleFailure):
     """A discharge rule returned a new ref value of another shape or dtype."""
     oracle = "aval-preserved"
+    symptom, stage = "invariant violation", "discharge"
+    summary = ("the discharge rule of `{primitive}` returned a new value for a ref with "
+               "another shape or dtype than the ref's own aval; every discharge rule must "
+               "keep each ref's aval: {message}")
 
 
 class AbstractConcreteMismatch(OracleFailure):
     """What a path produced differs from what abstract evaluation promised."""
     oracle = "abstract-concrete"
+    stage = "discharge"
+    summary = ("the discharged program produced results whose avals differ from what "
+               "abstract evaluation promised: {message}")
 
 
 class UnexpectedError(OracleFailure):
     """A valid case raised."""
     oracle = "valid-runs"
+    symptom, stage, error_is_the_symptom = "exception", None, True
+    summary = ("a valid kernel (every semaphore view is `()`-shaped and in bounds) "
+               "raised `{message}`")
+
+    def symptom_of(self) -> str:
+        text = paths.first_line(self.error) if self.error is not None else ""
+        # A refusal the unsupported table does not list.
+        return "unsupported" if unsupported.says_unsupported(text) else self.symptom
 
 
 class SilentAcceptance(OracleFailure):
     """An invalid case ran without the error a user should get."""
     oracle = "invalid-rejected"
+    symptom, stage, error_is_the_symptom = "missing error", "trace", True
+    summary = "an invalid use of `{primitive}` should be rejected with {wanted}, but runs without any error"
 
 
 class WrongError(OracleFailure):
     """An invalid case raised, but not the clean error a user should get."""
     oracle = "invalid-rejected"
+    symptom, stage, error_is_the_symptom = "exception", None, True
+    summary = ("an invalid use of `{primitive}` should be rejected with {wanted}, but fails "
+               "with an unrelated error instead: {error}")
 
 
 class ModelMismatch(OracleFailure):
     """A path computed other reads or counts than the reference model."""
     oracle = "model-vs-path"
+    wrong_value = True
 
 
 class PathMismatch(OracleFailure):
     """Two paths disagree on the same case."""
     oracle = "path-vs-path"
+    wrong_value = True
 
 
 class JitMismatch(OracleFailure):
     """A path under jax.jit differs from the same path run eagerly."""
     oracle = "jit-eager"
+    wrong_value = under_jit = True
 
 
 class VmapMismatch(OracleFailure):
@@ -90,6 +130,7 @@ class VmapMismatch(OracleFailure):
 class ChainMismatch(OracleFailure):
     """A program differs from itself with every view re-expressed as one index."""
     oracle = "chain-equivalence"
+    wrong_value = True
 
 
 # The oracles that compare runs (fuzz/differential.py, fuzz/metamorphic.py).
@@ -98,6 +139,14 @@ ORACLES = (SeedInvariantViolation, AvalNotPreserved, AbstractConcreteMismatch,
            UnexpectedError, SilentAcceptance, WrongError, *_COMPARING)
 ORACLE_NAMES = tuple(dict.fromkeys(c.oracle for c in ORACLES))
 _BY_NAME = {c.oracle: c for c in _COMPARING}
+
+
+def class_of(oracle: str, raised: bool = False) -> type[OracleFailure]:
+    """The class of ``oracle``'s failures (of invalid-rejected: the one that
+    ``raised`` an exception, or the one that ran without)."""
+    if oracle == "invalid-rejected":
+        return WrongError if raised else SilentAcceptance
+    return next(c for c in ORACLES if c.oracle == oracle)
 _per_primitive: dict[tuple[type, str], type] = {}
 
 

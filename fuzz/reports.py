@@ -14,20 +14,6 @@ import os
 from fuzz import atomic
 
 INDEX = "index.md"
-_PLAIN = {  # oracle -> what went wrong, in words a maintainer reads first
-    "seed-invariant": ("while discharging, `_transform_semaphore` was handed a semaphore "
-                       "value whose shape is neither the ref's aval shape nor `()` (the "
-                       "assertion in `jax/_src/pallas/primitives.py`)"),
-    "aval-preserved": ("the discharge rule of `{primitive}` returned a new value for a ref "
-                       "with another shape or dtype than the ref's own aval; every discharge "
-                       "rule must keep each ref's aval"),
-    "abstract-concrete": ("the discharged program produced results whose avals differ "
-                          "from what abstract evaluation promised"),
-    "valid-runs": "a valid kernel (every semaphore view is `()`-shaped and in bounds) raised",
-    "crash": "the process running the kernel died",
-}
-
-
 class ReportError(ValueError):
     pass
 
@@ -59,21 +45,16 @@ def records(reports_dir) -> list[dict]:
 
 
 def summary(finding) -> str:
-    """One paragraph in plain words."""
+    """One paragraph in plain words: the oracle's own (its class's
+    ``summary``), with where and on what it shows."""
     where = ", ".join(f"`{p}`" for p in finding.paths) or "?"
     versions = finding.versions
-    if finding.oracle == "invalid-rejected":
-        case = finding.case
-        wanted = (f"`{case.expect.type.replace('|', '` or `')}` matching `{case.expect.match}`"
-                  if case is not None and case.expect else "a clean error")
-        what = (f"an invalid use of `{finding.primitive}` should be rejected with {wanted}, "
-                + ("but runs without any error" if finding.exception is None else
-                   f"but fails with an unrelated error instead: {finding.message.split('; expected')[0]}"))
-    elif finding.oracle == "valid-runs":
-        what = f"{_PLAIN['valid-runs']} `{finding.message}`"
-    else:
-        plain = _PLAIN.get(finding.oracle, f"the `{finding.oracle}` oracle failed")
-        what = f"{plain.format(primitive=finding.primitive)}: {finding.message}"
+    case = finding.case
+    wanted = (f"`{case.expect.type.replace('|', '` or `')}` matching `{case.expect.match}`"
+              if case is not None and case.expect else "a clean error")
+    what = _facts(finding).summary.format(
+        oracle=finding.oracle, primitive=finding.primitive, message=finding.message,
+        wanted=wanted, error=finding.message.split("; expected")[0])
     text = (f"On JAX {versions.get('jax')} (jaxlib {versions.get('jaxlib')}, Python "
             f"{versions.get('python')}), {what}. It shows on the {where} "
             f"path{'s' if len(finding.paths) > 1 else ''} at the {finding.stage} stage.")
@@ -83,6 +64,14 @@ def summary(finding) -> str:
         if k is not None:
             text += f" In short: {k.description}."
     return text
+
+
+def _facts(finding):
+    """The class that carries the facts of ``finding``'s oracle."""
+    from fuzz import findings, oracles
+    if finding.oracle == findings.Crash.oracle:
+        return findings.Crash
+    return oracles.class_of(finding.oracle, raised=finding.exception is not None)
 
 
 def title(finding) -> str:

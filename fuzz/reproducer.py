@@ -30,11 +30,6 @@ _INTERNAL = ("# NOTE: the `abstract` path discharges without evaluating, which o
              "# internals (jax._src) can do: the failure lives there.\n")
 
 
-# Oracles whose failure is a wrong value: the reproducer compares the values
-# with the reference model's (and, for jit-eager, runs under jax.jit).
-WRONG_VALUE_ORACLES = ("model-vs-path", "path-vs-path", "chain-equivalence", "jit-eager")
-
-
 def script(case: ir.Case, path: str, finding_id: str = "(unfiled)", *, values=None,
            jit: bool = False) -> str:
     header = _HEADER.format(id=finding_id, path=path,
@@ -44,11 +39,10 @@ def script(case: ir.Case, path: str, finding_id: str = "(unfiled)", *, values=No
 
 def for_failure(case: ir.Case, path: str, failure, finding_id: str = "(unfiled)") -> str:
     """The reproducer of ``failure`` on ``path``: with the model's values where
-    the failure is a wrong value, under jit where only jit shows it."""
-    wrong_value = failure.oracle in WRONG_VALUE_ORACLES
+    its oracle is about wrong values, under jit where only jit shows it."""
     return script(case, path, finding_id,
-                  values=render.model_values(case, path) if wrong_value else None,
-                  jit=failure.oracle == "jit-eager")
+                  values=render.model_values(case, path) if failure.wrong_value else None,
+                  jit=failure.under_jit)
 
 
 def check_script(text: str, *, prelude: str | None = None, timeout: float = TIMEOUT_S) -> dict:
@@ -117,12 +111,12 @@ def best(case: ir.Case, affected, failure, *, verify: bool = True,
         return {"path": candidates[0], "status": "not verified",
                 "script": for_failure(case, candidates[0], failure, finding_id)}
     wanted = type(failure.error).__name__ if (
-        failure.error is not None and failure.oracle in ("valid-runs", "invalid-rejected")) else None
+        failure.error is not None and failure.error_is_the_symptom) else None
     result = None
     for path in candidates:
         text = for_failure(case, path, failure, finding_id)
         result = {"path": path, "script": text, **check_script(text, prelude=prelude)}
-        if failure.oracle == "crash":  # the interpreter dying or hanging is the bug
+        if getattr(failure, "fatal", False):  # the interpreter dying or hanging is the bug
             died = result["status"] == "timeout" or (result["exit_code"] or 0) < 0
             result["status"] = "reproduces" if died else "does not reproduce"
         elif result["status"] == "reproduces" and wanted is not None and result["error"] != wanted:

@@ -67,7 +67,7 @@ def test_crash_has_a_signature_and_no_exception(tmp_path):
     assert crash.oracle == "crash" and crash.primitive == "?" and crash.error is None
     assert findings.signature(crash) == findings.signature(
         findings.Crash(OTHER, "run_state", "timeout", "no result after 120 s"))
-    assert findings.symptom_of(crash) == "timeout"
+    assert crash.symptom_of() == "timeout"
     with pytest.raises(ValueError):
         findings.Crash(ONE, "pallas_call", "segfault", "")
 
@@ -76,7 +76,7 @@ def test_classification_of_known_bugs():
     from fuzz import known_findings
     example = known_findings.BY_ID["check-sem-avals-last-transform-not-indexer"].example
     failure = oracles.check(example).failures[0]
-    assert (findings.symptom_of(failure), findings.stage_of(failure)) == ("exception", "trace")
+    assert (failure.symptom_of(), findings.stage_of(failure)) == ("exception", "trace")
     example = known_findings.BY_ID["static-index-out-of-bounds-accepted"].example
     failure = oracles.check(example).failures[0]
-    assert findings.symptom_of(failure) == "missing error"
+    assert failure.symptom_of() == "missing error"

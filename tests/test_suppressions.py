@@ -166,7 +166,7 @@ def test_an_unlisted_not_implemented_error_is_a_finding(plant):
     stats = campaign.Stats()
     with pytest.raises(oracles.UnexpectedError) as caught:
         campaign.check_property(case, stats)
-    assert findings.symptom_of(caught.value) == "unsupported" and not stats.unsupported
+    assert caught.value.symptom_of() == "unsupported" and not stats.unsupported
     for path in ("run_state", "pallas_call"):   # the TPU interpreter runs no such rule
         with pytest.raises(oracles.UnexpectedError):
             campaign.check_property(dataclasses.replace(case, paths=(path,)), stats)
