@@ -171,6 +171,9 @@ class Finding:
     known: str | None = None     # id in fuzz.known_findings, if it is one
     reproducer: dict = field(default_factory=dict)  # path, status, exit_code, output, seconds
     minimized: dict = field(default_factory=dict)   # seconds, attempts, statements before/after
+    # Filed findings that look alike (same oracle, primitive and exception
+    # type) but differ in signature: possibly one cause, for a reader to judge.
+    related: list = field(default_factory=list)
 
     @property
     def kernel_lines(self) -> int | None:
@@ -255,6 +258,7 @@ def record(failure, *, corpus_dir="corpus", reports_dir="reports", minimize=True
         finding.status = FLAKY
     with _locked(reports_dir):
         if _load(reports_dir, fid) is None:  # nobody filed it meanwhile
+            finding.related = _alike(finding, reports_dir)
             if finding.status == FLAKY:
                 reports.write(os.path.join(reports_dir, FLAKY), finding)
                 return finding, False
@@ -263,6 +267,12 @@ def record(failure, *, corpus_dir="corpus", reports_dir="reports", minimize=True
             reports.write(reports_dir, finding)
             return finding, True
     return _count_again(fid, reports_dir), False
+
+
+def _alike(finding: Finding, reports_dir) -> list[str]:
+    return [r["id"] for r in reports.records(reports_dir)
+            if (r["oracle"], r["primitive"], r.get("exception"))
+            == (finding.oracle, finding.primitive, finding.exception)]
 
 
 def _load(reports_dir, fid: str) -> tuple[str, dict] | None:

@@ -98,6 +98,9 @@ def markdown(finding) -> str:
     elif verified != "reproduces":
         lines += ["**Unverified**: the reproducer was not run in a fresh interpreter "
                   "(`--no-verify`).", ""]
+    if finding.related:
+        lines += ["Looks like (same oracle, primitive and exception, another signature): "
+                  + ", ".join(f"[{r}]({r}.md)" for r in finding.related), ""]
     lines += [f"Symptom: {finding.symptom}; stage: {finding.stage}; paths: "
               f"{', '.join(finding.paths)}; seen {finding.hits} time(s), first "
               f"{finding.first_seen}, last {finding.last_seen}; status: {finding.status}.", "",

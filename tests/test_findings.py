@@ -80,3 +80,26 @@ def test_classification_of_known_bugs():
     example = known_findings.BY_ID["static-index-out-of-bounds-accepted"].example
     failure = oracles.check(example).failures[0]
     assert failure.symptom_of() == "missing error"
+
+
+def test_two_wrong_values_alike_are_two_findings_linked(plant, tmp_path):
+    def changing(change):
+        def around(call, in_avals, values, params):
+            new_invals, outs = call()
+            return [change(values[0], new_invals[0]), *new_invals[1:]], outs
+        return compat.wrap_rule(compat.discharge_rules()[signal_p], around)
+
+    def first_model_mismatch(case):
+        return next(f for f in oracles.check(case).failures
+                    if isinstance(f, oracles.ModelMismatch))
+    dirs = {"corpus_dir": tmp_path / "c", "reports_dir": tmp_path / "r",
+            "minimize": False, "verify": False}
+    real = compat.discharge_rules()[signal_p]
+    plant(compat.discharge_rules(), signal_p, changing(lambda old, new: old))   # lost
+    lost, _ = findings.record(first_model_mismatch(ONE), **dirs)
+    plant(compat.discharge_rules(), signal_p, real)
+    plant(compat.discharge_rules(), signal_p, changing(lambda old, new: 2 * new - old))  # twice
+    twice, new = findings.record(first_model_mismatch(ONE), **dirs)
+    assert new and twice.id != lost.id and twice.related == [lost.id]
+    assert "update lost" in lost.signature and "update applied twice" in twice.signature
+    assert f"[{lost.id}]({lost.id}.md)" in (tmp_path / "r" / f"{twice.id}.md").read_text()
