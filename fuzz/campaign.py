@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from hypothesis import HealthCheck, Phase, given, seed as hseed, settings, strategies as st
 
 import strategies
-from fuzz import known_findings, oracles
+from fuzz import oracles
 
 
 @dataclass
@@ -64,9 +64,8 @@ def check_property(case, stats: Stats = SESSION, include_known=False, *,
     for f in report.failures:
         if only_oracles is not None and f.oracle not in only_oracles:
             continue
-        k = known_findings.match(f, report.failures)
-        if k is not None and not include_known:
-            stats.known[k.id] += 1
+        if f.known is not None and not include_known:
+            stats.known[f.known] += 1
         elif already_found is not None and already_found(f):
             stats.already_found[f.oracle] += 1
         else:

@@ -46,20 +46,14 @@ def _blame(case, writer) -> str:
     return "?" if writer is None else f"semaphore_{case.body[writer].tag}"
 
 
-def chain_kinds(view: ir.View) -> str:
-    """A view's transform chain by kind: ``at(int_array).at(int)``."""
-    return ".".join(
-        f"at({','.join(i.tag for i in t.indices)})" if isinstance(t, ir.At) else t.tag
-        for t in view.transforms) or "ref"
-
-
 def statement_kind(case: ir.Case, k: int | None) -> str:
-    """Statement ``k`` by kind: ``signal:at(int_array).at(int)``."""
+    """Statement ``k`` by kind (``wait[nondecrement]``), not by its view:
+    views change as a case is minimized, the kind of statement does not."""
     if k is None:
         return "untouched"
     stmt = case.body[k]
-    extra = "[nondecrement]" if isinstance(stmt, ir.Wait) and not stmt.decrement else ""
-    return f"{stmt.tag}{extra}:{chain_kinds(stmt.view)}"
+    return stmt.tag + ("[nondecrement]" if isinstance(stmt, ir.Wait) and not stmt.decrement
+                       else "")
 
 
 def _effect(stmt) -> int:

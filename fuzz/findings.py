@@ -31,6 +31,7 @@ class Crash:
     oracle = "crash"
     primitive = "?"
     error = None
+    known = None
     stage = "execution"
     error_is_the_symptom = wrong_value = under_jit = False
     fatal = True    # the process dying (or hanging) is the bug
@@ -83,13 +84,16 @@ def jax_frames(error: BaseException, n: int = _TOP_FRAMES) -> list[str]:
 
 
 def signature(failure) -> str:
-    """Stable across runs, programs and paths for one bug, and different for
-    two. An exception: oracle, primitive, exception type, its normalized
-    message (not the expected error's) and the innermost JAX frames. A wrong
-    value: oracle, primitive, path and the failure's shape (what is observed
-    through which statement and view, and how it relates to the right value;
-    `fuzz.differential`), never the bare message. Any other broken invariant:
-    oracle, primitive and its normalized message."""
+    """Stable across runs, programs, paths and minimization for one bug, and
+    different for two. An exception: oracle, primitive, exception type, its
+    normalized message (not the expected error's) and the innermost JAX
+    frames. A wrong value: oracle, primitive, path and the failure's shape
+    (what is observed through which kind of statement, and how it relates to
+    the right value; `fuzz.differential`), never the bare message. Any other
+    broken invariant: oracle, primitive and its normalized message. Last, the
+    known finding it is an instance of, if any: a new bug that fails like a
+    known one elsewhere is another finding, and minimizing a finding keeps
+    the known bug's trigger."""
     error = failure.error if failure.error_is_the_symptom else None
     if error is not None:
         parts = [type(error).__name__, normalize(paths.first_line(error)),
@@ -98,7 +102,7 @@ def signature(failure) -> str:
         parts = [failure.path, failure.shape]
     else:
         parts = ["-", normalize(failure.message), "-"]
-    return "|".join([failure.oracle, failure.primitive, *parts])
+    return "|".join([failure.oracle, failure.primitive, *parts, failure.known or "-"])
 
 
 def finding_id(sig: str) -> str:
@@ -196,17 +200,6 @@ class Finding:
         kwargs["case"] = serialize.from_data(d["case"]) if d.get("case") is not None else None
         kwargs["paths"] = tuple(d.get("paths", ()))
         return cls(**kwargs)
-
-
-def _known(case: ir.Case, sig: str):
-    """The known finding the failure with ``sig`` is on ``case`` (minimized:
-    a known finding's trigger must survive minimization), if any."""
-    from fuzz import known_findings
-    report = oracles.check(case)
-    for f in report.failures:
-        if signature(f) == sig:
-            return known_findings.match(f, report.failures)
-    return None
 
 
 def versions() -> dict:
@@ -313,7 +306,7 @@ def _investigate(failure, sig, fid, *, minimize, verify, prelude) -> Finding:
         case = result.case
     affected = (failure.path,) if crash or case is None else (
         paths_affected(case, sig) or (failure.path,))
-    known = None if crash or case is None else _known(case, sig)
+    known = failure.known   # part of the signature, so the minimized case keeps it
     repro = {}
     if case is not None:
         repro = reproducer.best(case, affected, failure, verify=verify, prelude=prelude,
@@ -325,4 +318,4 @@ def _investigate(failure, sig, fid, *, minimize, verify, prelude) -> Finding:
         exception=type(error).__name__ if error is not None else None,
         message=failure.message, symptom=failure.symptom_of(), stage=stage_of(failure),
         case=case, paths=affected, versions=versions(), first_seen=seen, last_seen=seen,
-        known=known.id if known else None, reproducer=repro, minimized=minimized)
+        known=known, reproducer=repro, minimized=minimized)

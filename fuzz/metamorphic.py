@@ -20,7 +20,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from fuzz import emit, ir, model, paths
-from fuzz.differential import Mismatch, chain_kinds, side_by_side
+from fuzz.differential import Mismatch, side_by_side
 
 # Paths whose runs return every value, so reruns can be compared exactly.
 EAGER_PATHS = ("run_state", "pallas_call")
@@ -167,11 +167,8 @@ def chain_equivalence(case: ir.Case, outcome: paths.Outcome) -> list[Mismatch]:
         return []
     what = ("the re-indexed program raised " + paths.first_line(again.error)
             if again.error is not None else "results differ")
-    # The chains that were re-expressed are what the failure is about.
-    rewritten = sorted({chain_kinds(s.view) for s, t in zip(case.body, simple.body)
-                        if s.view != t.view})
     shape = (f"re-indexed raised {type(again.error).__name__}" if again.error is not None
-             else "results differ") + f"|{' '.join(rewritten)}"
+             else "results differ")
     return [Mismatch("chain-equivalence", "?", outcome.path,
                      f"{what} when every view is one static index",
                      side_by_side(case, [("reads, state", _observed(outcome),

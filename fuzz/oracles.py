@@ -45,6 +45,7 @@ class OracleFailure(AssertionError):
         self.shape = shape           # a wrong value's shape of failure (fuzz/differential.py)
         self.case: ir.Case | None = None
         self.error: BaseException | None = None  # the JAX exception, if one was raised
+        self.known: str | None = None   # the known finding it is an instance of (`check`)
 
     def symptom_of(self) -> str:
         return self.symptom
@@ -333,5 +334,10 @@ def _metamorphic(report: CaseReport, eager, oracles):
 
 
 def _only(report: CaseReport, oracles) -> CaseReport:
+    """The failures of the named ``oracles``, each marked with the known
+    finding it is an instance of (fuzz/known_findings.py), if any."""
     report.failures = [f for f in report.failures if f.oracle in oracles]
+    for f in report.failures:
+        k = known_findings.match(f, report.failures)
+        f.known = k.id if k is not None else None
     return report
