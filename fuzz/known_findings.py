@@ -105,12 +105,11 @@ def _counts_past_16_bits(case, k) -> bool:
 
 
 def _strided_then_index(case, k) -> bool:
-    chain = _transforms(case, k)
-    strided = [n for n, t in enumerate(chain) if isinstance(t, ir.At) and any(
-        isinstance(i, ir.Slice) and i.step not in (None, 1) for i in t.indices)]
-    return bool(strided) and any(isinstance(t, ir.At) and any(isinstance(i, ir.Int)
-                                                              for i in t.indices)
-                                 for t in chain[strided[0] + 1:])
+    """A strided slice and an integer index in one chain (s.at[0, ::2].at[0],
+    s.reshape(..).at[:, 0, ::2])."""
+    indices = [i for t in _transforms(case, k) if isinstance(t, ir.At) for i in t.indices]
+    return (any(isinstance(i, ir.Slice) and i.step not in (None, 1) for i in indices)
+            and any(isinstance(i, ir.Int) for i in indices))
 
 
 def _duplicate_index(case: ir.Case, k: int) -> bool:

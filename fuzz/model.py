@@ -38,8 +38,10 @@ class Meaning:
     lists of Python ints), or why the program has no defined meaning.
 
     ``read_writers`` / ``state_writers`` name, for each read and each final
-    count, the last signal or wait on that element before it (a statement
-    number, or None): where to look when a path gets that value wrong."""
+    count, the last signal or wait that changed that element before it (a
+    statement number, or None): where to look when a path gets that value
+    wrong. A wait or signal that leaves the count as it is (by 0, or a
+    non-decrementing wait) cannot be where it went wrong in the model's terms."""
     reads: tuple[int, ...]
     state: tuple[list, ...]
     undefined: str | None = None
@@ -125,15 +127,16 @@ def evaluate(case: ir.Case) -> Meaning:
                 raise ModelError(f"statement {n}: a signal to another device or core")
             case ir.Signal():
                 add(counts[stmt.view.ref], pos, stmt.inc.value)
-                last_writer[p] = n
+                last_writer[p] = n if stmt.inc.value else last_writer[p]
             case ir.Wait():
-                last_writer[p] = n
                 if flat[p] < stmt.value.value:
+                    last_writer[p] = n
                     return meaning(
                         f"statement {n} waits for {stmt.value.value} on a count of "
                         f"{flat[p]}: it would block forever")
-                if stmt.decrement:
+                if stmt.decrement and stmt.value.value:
                     add(counts[stmt.view.ref], pos, -stmt.value.value)
+                    last_writer[p] = n
             case ir.Read():
                 reads.append(int(flat[p]))
                 read_writers.append(last_writer[p])
