@@ -47,13 +47,9 @@ def _blame(case, writer) -> str:
 
 
 def statement_kind(case: ir.Case, k: int | None) -> str:
-    """Statement ``k`` by kind (``wait[nondecrement]``), not by its view:
-    views change as a case is minimized, the kind of statement does not."""
-    if k is None:
-        return "untouched"
-    stmt = case.body[k]
-    return stmt.tag + ("[nondecrement]" if isinstance(stmt, ir.Wait) and not stmt.decrement
-                       else "")
+    """Statement ``k`` by kind (``signal``), not by its view: views change as
+    a case is minimized, the kind of statement does not."""
+    return "untouched" if k is None else case.body[k].tag
 
 
 def _effect(stmt) -> int:
@@ -68,7 +64,7 @@ def relation(want: int, got: int, effect: int = 0) -> str:
     """How a wrong count ``got`` relates to the right one, ``want``, given the
     ``effect`` of the statement that wrote it last.
 
-    >>> relation(5, 3, effect=2), relation(1, 1 - 2**16), relation(4, -4)
+    >>> relation(5, 3, effect=2), relation(32768, -32768), relation(4, -4)
     ('update lost', 'wrapped', 'negated')
     """
     if got != want and _wrapped(want) == got:
