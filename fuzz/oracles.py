@@ -94,7 +94,8 @@ class SilentAcceptance(OracleFailure):
     """An invalid case ran without the error a user should get."""
     oracle = "invalid-rejected"
     symptom, stage, error_is_the_symptom = "missing error", "trace", True
-    summary = "an invalid use of `{primitive}` should be rejected with {wanted}, but runs without any error"
+    summary = ("an invalid use of `{primitive}` should be rejected with {wanted}, but runs "
+               "without any error")
 
 
 class WrongError(OracleFailure):
@@ -148,6 +149,8 @@ def class_of(oracle: str, raised: bool = False) -> type[OracleFailure]:
     if oracle == "invalid-rejected":
         return WrongError if raised else SilentAcceptance
     return next(c for c in ORACLES if c.oracle == oracle)
+
+
 _per_primitive: dict[tuple[type, str], type] = {}
 
 
