@@ -42,10 +42,10 @@ def of_error(error: BaseException | None) -> int | None:
     return found
 
 
-def current(depth: int = 1) -> int | None:
+def current() -> int | None:
     """The statement of the equation JAX is discharging or lowering now, from
     the calling frames (a probe calls this inside a discharge rule)."""
-    frame = sys._getframe(depth)
+    frame = sys._getframe(1)
     while frame is not None:
         if (k := _of_frame(frame)) is not None:
             return k

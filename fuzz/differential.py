@@ -28,8 +28,8 @@ class Mismatch:
     message: str     # one line; what differs, not the program
     details: str     # the program and both sides, for a reader
     # The shape of the failure, which the finding's signature keeps instead
-    # of the message: what is observed, through which statement and view,
-    # and how the value relates to the right one (`relation`).
+    # of the message: what is observed, through which kind of statement, and
+    # how the value relates to the right one (`relation`).
     shape: str = "-"
     statement: int | None = None   # the statement to blame, if one is
 
@@ -43,21 +43,13 @@ def _why(want, got) -> str:
 
 
 def _blame(case, writer) -> str:
-    return "?" if writer is None else f"semaphore_{case.body[writer].tag}"
+    return "?" if writer is None else ir.primitive(case.body[writer])
 
 
 def statement_kind(case: ir.Case, k: int | None) -> str:
     """Statement ``k`` by kind (``signal``), not by its view: views change as
     a case is minimized, the kind of statement does not."""
     return "untouched" if k is None else case.body[k].tag
-
-
-def _effect(stmt) -> int:
-    if isinstance(stmt, ir.Signal):
-        return stmt.inc.value
-    if isinstance(stmt, ir.Wait) and stmt.decrement:
-        return -stmt.value.value
-    return 0
 
 
 def relation(want: int, got: int, effect: int = 0) -> str:
@@ -79,7 +71,7 @@ def relation(want: int, got: int, effect: int = 0) -> str:
 
 
 def _shape(case, observed: str, writer, want, got) -> str:
-    effect = _effect(case.body[writer]) if writer is not None else 0
+    effect = model.effect(case.body[writer]) if writer is not None else 0
     return f"{observed}|{statement_kind(case, writer)}|{relation(want, got, effect)}"
 
 

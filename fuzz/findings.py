@@ -31,7 +31,7 @@ class Crash:
     oracle = "crash"
     primitive = "?"
     error = None
-    known = None
+    known = shape = None
     stage = "execution"
     error_is_the_symptom = wrong_value = under_jit = False
     fatal = True    # the process dying (or hanging) is the bug
@@ -98,7 +98,7 @@ def signature(failure) -> str:
     if error is not None:
         parts = [type(error).__name__, normalize(paths.first_line(error)),
                  ">".join(jax_frames(error)) or "-"]
-    elif getattr(failure, "shape", None):
+    elif failure.shape:
         parts = [failure.path, failure.shape]
     else:
         parts = ["-", normalize(failure.message), "-"]

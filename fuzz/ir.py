@@ -153,6 +153,11 @@ class Read:
 Statement = Union[Signal, Wait, Read]
 
 
+def primitive(stmt: Statement) -> str:
+    """The name of the JAX primitive a statement binds (``semaphore_signal``)."""
+    return f"semaphore_{stmt.tag}"
+
+
 # --- declarations and the case ------------------------------------------------
 
 @dataclass(frozen=True)

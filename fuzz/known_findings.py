@@ -104,7 +104,7 @@ def _counts_past_16_bits(case, k) -> bool:
     return moved >= 2**15
 
 
-def _strided_then_index(case, k) -> bool:
+def _strided_and_int_index(case, k) -> bool:
     """A strided slice and an integer index in one chain (s.at[0, ::2].at[0],
     s.reshape(..).at[:, 0, ::2])."""
     indices = [i for t in _transforms(case, k) if isinstance(t, ir.At) for i in t.indices]
@@ -272,7 +272,7 @@ ALL_KNOWN: tuple[KnownFinding, ...] = (
         "(s.at[0, ::2].at[0]) fail: 'Invalid type of idxer: TypedInt'",
         symptoms=(("valid-runs", r"ValueError: Invalid type of idxer: TypedInt"),
                   (_INVALID, r"ValueError: Invalid type of idxer: TypedInt")),
-        trigger=_strided_then_index,
+        trigger=_strided_and_int_index,
         example=_case(ir.Semaphore("int16", (1, 2)), ir.Signal(ir.View(0, (
             ir.At((ir.Int(0), ir.Slice(None, None, 2))), ir.At((ir.Int(0),)))), ir.Int(0)))),
     KnownFinding(
@@ -309,10 +309,6 @@ def _hits(patterns, failure) -> bool:
                for o, rx in patterns)
 
 
-def _primitive(stmt) -> str:
-    return f"semaphore_{stmt.tag}"
-
-
 def trigger_statements(k: KnownFinding, failure) -> list[int]:
     """The statements ``failure`` is about that have ``k``'s trigger: the one
     it is pinned to, or, pinned to none, those of its primitive."""
@@ -323,7 +319,7 @@ def trigger_statements(k: KnownFinding, failure) -> list[int]:
         at = failure.statement
         return [at] if at < len(case.body) and k.trigger(case, at) else []
     return [n for n, stmt in enumerate(case.body)
-            if failure.primitive in (_primitive(stmt), "?") and k.trigger(case, n)]
+            if failure.primitive in (ir.primitive(stmt), "?") and k.trigger(case, n)]
 
 
 def _downstream(k: KnownFinding, failure, roots: list[int]) -> bool:

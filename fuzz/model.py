@@ -89,6 +89,20 @@ def add(counts: np.ndarray, where: np.ndarray, amount: int) -> None:
     counts.reshape(-1)[where.reshape(-1)] += amount
 
 
+def effect(stmt: ir.Statement) -> int:
+    """What ``stmt`` adds to the count it names (0 for a read, a
+    non-decrementing wait, or an amount of 0).
+
+    >>> effect(ir.Wait(ir.View(0), ir.Int(2))), effect(ir.Wait(ir.View(0), decrement=False))
+    (-2, 0)
+    """
+    if isinstance(stmt, ir.Signal):
+        return stmt.inc.value
+    if isinstance(stmt, ir.Wait) and stmt.decrement:
+        return -stmt.value.value
+    return 0
+
+
 def element(shape: tuple[int, ...], view: ir.View) -> tuple[int, ...]:
     """The one element a scalar view denotes, as a full index into ``shape``.
 
@@ -125,18 +139,14 @@ def evaluate(case: ir.Case) -> Meaning:
         match stmt:
             case ir.Signal() if stmt.device_id is not None or stmt.core_index is not None:
                 raise ModelError(f"statement {n}: a signal to another device or core")
-            case ir.Signal():
-                add(counts[stmt.view.ref], pos, stmt.inc.value)
-                last_writer[p] = n if stmt.inc.value else last_writer[p]
-            case ir.Wait():
-                if flat[p] < stmt.value.value:
-                    last_writer[p] = n
-                    return meaning(
-                        f"statement {n} waits for {stmt.value.value} on a count of "
-                        f"{flat[p]}: it would block forever")
-                if stmt.decrement and stmt.value.value:
-                    add(counts[stmt.view.ref], pos, -stmt.value.value)
-                    last_writer[p] = n
+            case ir.Wait() if flat[p] < stmt.value.value:
+                last_writer[p] = n
+                return meaning(
+                    f"statement {n} waits for {stmt.value.value} on a count of "
+                    f"{flat[p]}: it would block forever")
+            case ir.Signal() | ir.Wait() if effect(stmt):
+                add(counts[stmt.view.ref], pos, effect(stmt))
+                last_writer[p] = n
             case ir.Read():
                 reads.append(int(flat[p]))
                 read_writers.append(last_writer[p])

@@ -32,6 +32,7 @@ class OracleFailure(AssertionError):
     error_is_the_symptom = False
     wrong_value = False
     under_jit = False
+    fatal = False   # the process dying (or hanging) is the bug: `findings.Crash`
     summary = "the `{oracle}` oracle failed: {message}"
 
     def __init__(self, message: str, *, primitive: str, path: str, details: str = "",

@@ -116,7 +116,7 @@ def best(case: ir.Case, affected, failure, *, verify: bool = True,
     for path in candidates:
         text = for_failure(case, path, failure, finding_id)
         result = {"path": path, "script": text, **check_script(text, prelude=prelude)}
-        if getattr(failure, "fatal", False):  # the interpreter dying or hanging is the bug
+        if failure.fatal:  # the interpreter dying or hanging is the bug
             died = result["status"] == "timeout" or (result["exit_code"] or 0) < 0
             result["status"] = "reproduces" if died else "does not reproduce"
         elif result["status"] == "reproduces" and wanted is not None and result["error"] != wanted:

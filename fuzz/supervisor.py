@@ -272,7 +272,8 @@ class Campaign:
                                f"{type(e).__name__}: {e}")
             return
         self._add_finding({"id": finding.id, "signature": finding.signature, "new": new,
-                           "status": finding.status, "oracle": "crash", "primitive": "?", "symptom": symptom,
+                           "status": finding.status, "oracle": "crash", "primitive": "?",
+                           "symptom": symptom,
                            "path": path, "known": None, "message": detail,
                            "stack": stack[-2000:]}, now)
 

@@ -230,7 +230,7 @@ def invalid_programs(draw, *, mistakes=MISTAKES, max_statements=3, paths=ir.PATH
     base = draw(programs(max_statements=max_statements, max_semaphores=2, paths=paths))
     kind = draw(st.sampled_from(tuple(mistakes)))
     sem, stmt, expect = draw(_mistake(kind, base.semaphores))
-    expect = dataclasses.replace(expect, primitive=f"semaphore_{stmt.tag}")
+    expect = dataclasses.replace(expect, primitive=ir.primitive(stmt))
     at = draw(st.integers(0, len(base.body)))
     body = (*base.body[:at], stmt, *base.body[at:])
     return ir.Case((*base.semaphores, sem), body, tuple(paths), expect)
