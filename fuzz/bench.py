@@ -29,7 +29,7 @@ def sample(n: int, kind: str, applicable: str):
 
     @settings(max_examples=n, database=None, derandomize=True, deadline=None,
               suppress_health_check=list(HealthCheck))
-    @given(programs(kinds=(kind,)))
+    @given(programs(kinds=(kind,), data_dtypes=()))
     def collect(case):
         cases.append(case)
     collect()

@@ -1,34 +1,38 @@
 """Which statement of a case a failure is about.
 
-`emit` runs statement ``k`` of a kernel under ``jax.named_scope("stmtk")``, so
-every equation it traces carries that scope in its name stack. A failure is
-pinned to a statement from what JAX was doing when it broke: the emit loop
-(an error while tracing) or the equation being discharged or lowered (an
-error, or a wrong value a probe saw, in a rule). Known findings match only on
-the statement that has their trigger (`fuzz.known_findings`).
+A live kernel is compiled from its source under a file name of its own
+(`fuzz.emit.live_kernel`), and every line of that source is one statement.
+So a failure is pinned to a statement from what JAX was doing when it broke:
+a frame of the kernel itself (an error while tracing), or the equation being
+discharged or lowered (an error, or a wrong value a probe saw, in a rule),
+whose recorded traceback passes through the kernel's line. Known findings
+match only on the statement that has their trigger (`fuzz.known_findings`).
 """
 from __future__ import annotations
 
-import re
 import sys
 
-SCOPE = "stmt{}"
-_SCOPE = re.compile(r"(?:^|/)stmt(\d+)(?:/|$)")
+from fuzz import emit
+
+_PREFIX = emit.FILENAME.split("{")[0]
 
 
-def of_name_stack(name_stack) -> int | None:
-    """The statement whose scope is innermost in ``name_stack`` (str-able)."""
-    found = _SCOPE.findall(str(name_stack))
-    return int(found[-1]) if found else None
+def of_traceback(traceback) -> int | None:
+    """The innermost kernel statement in a JAX (jaxlib) traceback."""
+    found = None
+    for frame in getattr(traceback, "frames", ()):
+        if frame.file_name.startswith(_PREFIX):
+            found = emit.statement_at(frame.file_name, frame.line_num)
+            break   # innermost first
+    return found
 
 
 def _of_frame(frame) -> int | None:
-    local = frame.f_locals
-    if frame.f_code.co_name == "run_statements" and isinstance(local.get("k"), int):
-        return local["k"]
-    eqn = local.get("eqn")
+    if frame.f_code.co_filename.startswith(_PREFIX):
+        return emit.statement_at(frame.f_code.co_filename, frame.f_lineno)
+    eqn = frame.f_locals.get("eqn")
     source = getattr(eqn, "source_info", None)
-    return of_name_stack(source.name_stack) if source is not None else None
+    return of_traceback(source.traceback) if source is not None else None
 
 
 def of_error(error: BaseException | None) -> int | None:

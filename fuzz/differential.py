@@ -84,17 +84,16 @@ def side_by_side(case, rows, left, right) -> str:
     return "\n".join(lines)
 
 
-def _nonzero(states) -> list[int]:
-    return [c for s in states for c in np.asarray(s, dtype=object).reshape(-1) if c != 0]
+def _nonzero(case, states: dict) -> list[int]:
+    """The non-zero counts among ``states`` (ref number -> contents)."""
+    data = model.data_refs(case)
+    return [c for i, s in states.items() if i not in data
+            for c in np.asarray(s, dtype=object).reshape(-1) if c != 0]
 
 
 def _leftover_fits(leftover: int, nonzero: list[int]) -> bool:
     """The TPU interpreter reports one non-zero count at exit, or none."""
     return leftover in nonzero if nonzero else leftover == 0
-
-
-def _unscoped(case):
-    return [i for i, s in enumerate(case.semaphores) if not s.scoped]
 
 
 def against_model(case: ir.Case, meaning: model.Meaning, outcome) -> list[Mismatch]:
@@ -109,18 +108,23 @@ def against_model(case: ir.Case, meaning: model.Meaning, outcome) -> list[Mismat
                 diffs.append((writer, f"read {k} is {got}, expected {want}{_why(want, got)}",
                               _shape(case, "read", writer, want, got)))
     if outcome.state is not None:
-        for i, got in zip(_unscoped(case), outcome.state):
-            want, got = np.asarray(meaning.state[i], dtype=object), np.asarray(got)
+        for i, got in outcome.state.items():
+            counts = i not in model.data_refs(case)
+            want, got = np.asarray(meaning.state[i], dtype=object), np.asarray(got, dtype=object)
             writers = np.asarray(meaning.state_writers[i], dtype=object)
-            rows.append((f"s{i}", meaning.state[i], got.tolist()))
-            for at in map(tuple, np.argwhere(want != got.astype(object))):
-                diffs.append((writers[at],
-                              f"final s{i}{[int(j) for j in at]} is {got[at]}, expected "
-                              f"{want[at]}{_why(want[at], got[at])}",
-                              _shape(case, "final count", writers[at], int(want[at]),
-                                     int(got[at]))))
+            rows.append((f"r{i}", meaning.state[i], got.tolist()))
+            for at in map(tuple, np.argwhere(want != got)):
+                where = f"final r{i}{[int(j) for j in at]}"
+                if counts:
+                    diffs.append((writers[at], f"{where} is {got[at]}, expected "
+                                  f"{want[at]}{_why(want[at], got[at])}",
+                                  _shape(case, "final count", writers[at], int(want[at]),
+                                         int(got[at]))))
+                else:
+                    diffs.append((writers[at], f"{where} is {got[at]}, expected {want[at]}",
+                                  f"final value|{statement_kind(case, writers[at])}|differs"))
     if outcome.leftover is not None:
-        nonzero = _nonzero(meaning.state)
+        nonzero = _nonzero(case, dict(enumerate(meaning.state)))
         rows.append(("left over", nonzero or 0, outcome.leftover))
         if not _leftover_fits(outcome.leftover, nonzero):
             diffs.append((None, f"count left at kernel exit is {outcome.leftover}, expected "
@@ -144,7 +148,7 @@ def between_paths(case: ir.Case, outcomes) -> list[Mismatch]:
     for a, b in zip(ran, ran[1:]):
         if list(a.reads) != list(b.reads):
             k = next(k for k, (x, y) in enumerate(zip(a.reads, b.reads)) if x != y)
-            read = [n for n, s in enumerate(case.body) if isinstance(s, ir.Read)][k]
+            read = [n for n, s in enumerate(case.body) if s.tag == "read"][k]
             found.append(Mismatch(
                 "path-vs-path", "semaphore_read", f"{a.path}/{b.path}",
                 f"read {k} is {a.reads[k]} on {a.path}, {b.reads[k]} on {b.path}",
@@ -152,11 +156,14 @@ def between_paths(case: ir.Case, outcomes) -> list[Mismatch]:
                 shape=f"read|{statement_kind(case, read)}|"
                       f"{relation(a.reads[k], b.reads[k])} on the second path",
                 statement=read))
-    with_state = [o for o in outcomes if o.error is None and o.state is not None]
+    found += _data_between(case, outcomes)
+    counted = {i for i in range(len(case.refs)) if i not in model.data_refs(case)}
+    with_state = [o for o in outcomes if o.error is None and o.state is not None
+                  and counted <= set(o.state)]   # it shows every count
     for a in with_state:
         for b in outcomes:
             if b.error is None and b.leftover is not None:
-                nonzero = _nonzero(a.state)
+                nonzero = _nonzero(case, a.state)
                 if not _leftover_fits(b.leftover, nonzero):
                     found.append(Mismatch(
                         "path-vs-path", "?", f"{a.path}/{b.path}",
@@ -167,3 +174,19 @@ def between_paths(case: ir.Case, outcomes) -> list[Mismatch]:
                         shape=f"count left at exit|{'non-zero' if nonzero else 'zero'} "
                               f"on {a.path}"))
     return found
+
+
+def _data_between(case: ir.Case, outcomes) -> list[Mismatch]:
+    """Where two error-free runs end with other contents of a data ref."""
+    ran = [o for o in outcomes if o.error is None and o.state is not None]
+    for a, b in zip(ran, ran[1:]):
+        for i in sorted(set(a.state) & set(b.state) & model.data_refs(case)):
+            x, y = np.asarray(a.state[i], dtype=object), np.asarray(b.state[i], dtype=object)
+            if x.shape == y.shape and np.array_equal(x, y):
+                continue
+            return [Mismatch("path-vs-path", "?", f"{a.path}/{b.path}",
+                             f"final r{i} differs between {a.path} and {b.path}",
+                             side_by_side(case, [(f"r{i}", x.tolist(), y.tolist())],
+                                          a.path, b.path),
+                             shape=f"final value|r{i} differs")]
+    return []

@@ -1,267 +1,193 @@
-"""One walk over a case's kernel, two backends: live JAX objects or Python source.
+"""A case's kernel as Python source, and the live kernel made from it.
 
-`emit_kernel` is the only place that knows how IR nodes map to Pallas calls;
-`LiveKernel` makes it call JAX, `SourceKernel` makes it write the same calls as
-text. So the live program and the rendered reproducer cannot drift apart.
+`kernel_source` writes the kernel; `live_kernel` compiles and executes that
+same text, so the program that ran and the reproducer's program are one and
+the same. Each statement writes its own line (its op's ``source``); this
+module only writes the frame around them and the operands they share.
 
-The kernel's signature is ``kernel(dyn, out, *sems)``: ``dyn`` holds the
-dynamic operands, ``out`` receives the reads, ``sems`` are the non-scoped
-semaphores in declaration order; scoped ones are allocated inside with
+The kernel's signature is ``kernel(dyn, out, *refs)``: ``dyn`` holds the
+dynamic operands, ``out`` receives the semaphore reads, ``refs`` are the
+non-scoped refs in declaration order; scoped ones are allocated inside with
 ``pl.run_scoped``.
 """
 from __future__ import annotations
 
+import collections
 import itertools
 
 from fuzz import ir
 
-
-def allocation(sem: ir.Semaphore):
-    """The Pallas allocation (scratch shape) that declares ``sem``."""
-    import jax.numpy as jnp
-    from jax.experimental.pallas import tpu as pltpu
-    if sem.kind in ir.ARRAY_KINDS:
-        return pltpu.VMEM(tuple(sem.shape), jnp.dtype(sem.kind))
-    return getattr(pltpu.SemaphoreType, sem.kind.upper())(tuple(sem.shape))
-
-
-def allocation_source(sem: ir.Semaphore) -> str:
-    shape = repr(tuple(int(d) for d in sem.shape))
-    if sem.kind in ir.ARRAY_KINDS:
-        return f"pltpu.VMEM({shape}, jnp.{sem.kind})"
-    return f"pltpu.SemaphoreType.{sem.kind.upper()}({shape})"
+# Imports a kernel's source may use.
+IMPORTS = """\
+import jax
+import jax.numpy as jnp
+import numpy as np
+from jax.experimental import pallas as pl
+from jax.experimental.pallas import tpu as pltpu
+"""
+# Live kernels are compiled under a file name of this prefix; `statement_at`
+# maps a line of one back to its statement (fuzz/blame.py).
+FILENAME = "<discharge-fuzz kernel {}>"
+_LINES: collections.OrderedDict[str, dict[int, int]] = collections.OrderedDict()
+_serial = itertools.count()
 
 
-def emit_kernel(case: ir.Case, b) -> None:
-    """Drive backend ``b`` through ``case``'s kernel body."""
-    slots = itertools.count()
-    reads = iter(range(case.num_reads))
-
-    def operand(i: ir.Int):
-        return b.dyn(next(slots)) if i.dynamic else b.lit(i.value)
-
-    def index(idx: ir.Index):
-        match idx:
-            case ir.Int():
-                return operand(idx)
-            case ir.Slice():
-                return b.slice(idx.start, idx.stop, idx.step)
-            case ir.Ds():
-                return b.ds(operand(idx.start), idx.size)
-            case ir.IntArray() if idx.dynamic:
-                first = next(slots)
-                for _ in idx.values[1:]:
-                    next(slots)
-                return b.dyn_array(first, len(idx.values))
-            case ir.IntArray():
-                return b.int_array(idx.values)
-            case ir.Ellipsis_():
-                return b.ellipsis()
-
-    def view(v: ir.View):
-        x = b.sem(v.ref)
-        for t in v.transforms:
-            match t:
-                case ir.At():
-                    x = b.at(x, [index(i) for i in t.indices])
-                case ir.Reshape():
-                    x = b.reshape(x, t.shape)
-                case ir.Bitcast():
-                    x = b.bitcast(x, t.dtype)
-                case ir.Transpose():
-                    x = b.transpose(x, t.permutation)
-        return x
-
-    scoped = [i for i, s in enumerate(case.semaphores) if s.scoped]
-    b.begin(scoped)
-    for stmt in case.body:
-        v = view(stmt.view)
-        match stmt:
-            case ir.Signal():
-                kwargs = {}
-                if stmt.device_id is not None:
-                    kwargs["device_id"] = operand(stmt.device_id)
-                if stmt.device_id_type is not None:
-                    kwargs["device_id_type"] = b.device_id_type(stmt.device_id_type)
-                if stmt.core_index is not None:
-                    kwargs["core_index"] = operand(stmt.core_index)
-                b.signal(v, operand(stmt.inc), kwargs)
-            case ir.Wait():
-                b.wait(v, operand(stmt.value), stmt.decrement)
-            case ir.Read():
-                b.read(v, next(reads))
-    b.end()
+def allocation_source(ref: ir.Ref) -> str:
+    """The Pallas allocation (scratch shape) that declares ``ref``."""
+    shape = repr(tuple(int(d) for d in ref.shape))
+    if ref.is_semaphore:
+        return f"pltpu.SemaphoreType.{ref.kind.upper()}({shape})"
+    return f"pltpu.VMEM({shape}, {dtype_source(ref.kind)})"
 
 
-class LiveKernel:
-    """Backend that performs the calls on JAX refs (inside a trace)."""
-
-    def __init__(self, case: ir.Case, dyn, out, sems):
-        from jax.experimental import pallas as pl
-        self.pl, self.case, self.dyn_ref, self.out = pl, case, dyn, out
-        self.sems = dict(zip(
-            [i for i, s in enumerate(case.semaphores) if not s.scoped], sems))
-        self.body = []
-
-    # Scoped semaphores exist only inside run_scoped, so statements are queued
-    # and replayed there.
-    def begin(self, scoped):
-        self.scoped = scoped
-
-    def end(self):
-        import jax
-        from fuzz import blame
-
-        def run_statements(*scoped_refs):
-            self.sems.update(zip(self.scoped, scoped_refs))
-            # Each statement's equations carry its number (see fuzz/blame.py).
-            for k, thunk in enumerate(self.body):
-                with jax.named_scope(blame.SCOPE.format(k)):
-                    thunk()
-        if self.scoped:
-            self.pl.run_scoped(run_statements, *[allocation(self.case.semaphores[i])
-                                                 for i in self.scoped])
-        else:
-            run_statements()
-
-    def dyn(self, slot):
-        return lambda: self.dyn_ref[slot]
-
-    def dyn_array(self, slot, length):
-        return lambda: self.dyn_ref[self.pl.ds(slot, length)]
-
-    def lit(self, value):
-        return lambda: value
-
-    def slice(self, start, stop, step):
-        return lambda: slice(start, stop, step)
-
-    def ds(self, start, size):
-        return lambda: self.pl.ds(start(), size)
-
-    def int_array(self, values):
-        import numpy as np
-        return lambda: np.array(values, dtype=np.int32)
-
-    def ellipsis(self):
-        return lambda: Ellipsis
-
-    def sem(self, i):
-        return lambda: self.sems[i]
-
-    def at(self, x, indices):
-        return lambda: x().at[tuple(i() for i in indices)]
-
-    def reshape(self, x, shape):
-        return lambda: x().reshape(tuple(shape))
-
-    def bitcast(self, x, dtype):
-        import jax.numpy as jnp
-        return lambda: x().bitcast(jnp.dtype(dtype))
-
-    def transpose(self, x, permutation):
-        return lambda: x().transpose(tuple(permutation))
-
-    def device_id_type(self, name):
-        return lambda: getattr(self.pl.DeviceIdType, name.upper())
-
-    def signal(self, v, inc, kwargs):
-        self.body.append(lambda: self.pl.semaphore_signal(
-            v(), inc(), **{k: f() for k, f in kwargs.items()}))
-
-    def wait(self, v, value, decrement):
-        self.body.append(lambda: self.pl.semaphore_wait(v(), value(), decrement=decrement))
-
-    def read(self, v, slot):
-        def do():
-            self.out[slot] = self.pl.semaphore_read(v())
-        self.body.append(do)
+def dtype_source(kind: str) -> str:
+    return "jnp.bool_" if kind == "bool" else f"jnp.{kind}"
 
 
-def live_kernel(case: ir.Case):
-    """The kernel as a Python function of refs ``(dyn, out, *sems)``."""
-    def kernel(dyn, out, *sems):
-        emit_kernel(case, LiveKernel(case, dyn, out, sems))
-    return kernel
+def allocation(ref: ir.Ref):
+    """The live allocation object of ``ref``."""
+    return eval(allocation_source(ref), _namespace())  # noqa: S307 - our own text
 
 
-class SourceKernel:
-    """Backend that writes the same calls as Python source lines."""
+class Source:
+    """The emitter the ops write through: names of refs and operands."""
 
     def __init__(self, case: ir.Case):
         self.case = case
-        self.lines = []
-        unscoped = [f"s{i}" for i, s in enumerate(case.semaphores) if not s.scoped]
-        self.lines.append(f"def kernel({', '.join(['dyn', 'out', *unscoped])}):")
-        self.indent = "    "
+        self.n = 0   # the number of the statement being written
+        self._slots = itertools.count()
+        self._reads = itertools.count()
 
-    def begin(self, scoped):
-        self.scoped = scoped
-        if scoped:
-            self.lines.append(f"    def body({', '.join(f's{i}' for i in scoped)}):")
-            self.indent = "        "
+    def read_slot(self) -> int:
+        """The ``out`` slot of the next semaphore read."""
+        return next(self._reads)
 
-    def end(self):
-        if len(self.lines) == 1 + bool(self.scoped):
-            self.lines.append(self.indent + "pass")
-        if self.scoped:
-            allocs = ", ".join(allocation_source(self.case.semaphores[i])
-                               for i in self.scoped)
-            self.lines.append(f"    pl.run_scoped(body, {allocs})")
+    def operand(self, i: ir.Int) -> str:
+        return f"dyn[{next(self._slots)}]" if i.dynamic else repr(int(i.value))
 
-    def dyn(self, slot):
-        return f"dyn[{slot}]"
+    def index(self, idx: ir.Index) -> str:
+        match idx:
+            case ir.Int():
+                return self.operand(idx)
+            case ir.Slice():
+                parts = ["" if x is None else repr(int(x)) for x in (idx.start, idx.stop, idx.step)]
+                return ":".join(parts[:2]) + (f":{parts[2]}" if idx.step is not None else "")
+            case ir.Ds():
+                return f"pl.ds({self.operand(idx.start)}, {int(idx.size)})"
+            case ir.IntArray() if idx.dynamic:
+                first = next(self._slots)
+                for _ in idx.values[1:]:
+                    next(self._slots)
+                return f"dyn[pl.ds({first}, {len(idx.values)})]"
+            case ir.IntArray():
+                return f"np.array({[int(v) for v in idx.values]!r}, dtype=np.int32)"
+            case ir.Ellipsis_():
+                return "..."
+        raise ir.IRError(f"not an indexer: {idx!r}")
 
-    def dyn_array(self, slot, length):
-        return f"dyn[pl.ds({slot}, {length})]"
+    def result(self, r: ir.Result) -> str:
+        """The variable holding statement ``r.stmt``'s value."""
+        return f"v{int(r.stmt)}"
 
-    def lit(self, value):
-        return repr(int(value))
+    def split(self, v: ir.View) -> tuple[str, ir.At | None]:
+        """``v`` as (the ref before its last indexer, that indexer) for
+        ``ref[idx]`` syntax (None: the view does not end in one)."""
+        chain = v.transforms
+        if chain and isinstance(chain[-1], ir.At):
+            return self.view(v, chain[:-1]), chain[-1]
+        return self.view(v), None
 
-    def slice(self, start, stop, step):
-        parts = ["" if x is None else repr(int(x)) for x in (start, stop, step)]
-        return ":".join(parts[:2]) + (f":{parts[2]}" if step is not None else "")
+    def subscript(self, at: ir.At | None) -> str:
+        """What goes between the brackets of ``ref[...]``."""
+        return "..." if at is None else self.indices(at)
 
-    def ds(self, start, size):
-        return f"pl.ds({start}, {int(size)})"
+    def indexer(self, at: ir.At | None) -> str:
+        """The same indexer as one argument (``jax.ref.get(ref, idx)``)."""
+        if at is None:
+            return "..."
+        parts = [self._slice_call(i) if isinstance(i, ir.Slice) else self.index(i)
+                 for i in at.indices]
+        return parts[0] if len(parts) == 1 else f"({', '.join(parts)})"
 
-    def int_array(self, values):
-        return f"np.array({[int(v) for v in values]!r}, dtype=np.int32)"
+    @staticmethod
+    def _slice_call(s: ir.Slice) -> str:
+        return f"slice({s.start!r}, {s.stop!r}, {s.step!r})"
 
-    def ellipsis(self):
-        return "..."
+    def indices(self, at: ir.At) -> str:
+        return ", ".join(self.index(i) for i in at.indices) if at.indices else "()"
 
-    def sem(self, i):
-        return f"s{int(i)}"
+    def view(self, v: ir.View, transforms=None) -> str:
+        x = f"r{int(v.ref)}"
+        for t in v.transforms if transforms is None else transforms:
+            match t:
+                case ir.At():
+                    x = f"{x}.at[{self.indices(t)}]"
+                case ir.Reshape():
+                    x = f"{x}.reshape({tuple(int(d) for d in t.shape)!r})"
+                case ir.Bitcast():
+                    x = f"{x}.bitcast(jnp.{t.dtype})"
+                case ir.Transpose():
+                    x = f"{x}.transpose({tuple(int(p) for p in t.permutation)!r})"
+        return x
 
-    def at(self, x, indices):
-        return f"{x}.at[{', '.join(indices) if indices else '()'}]"
 
-    def reshape(self, x, shape):
-        return f"{x}.reshape({tuple(int(d) for d in shape)!r})"
-
-    def bitcast(self, x, dtype):
-        return f"{x}.bitcast(jnp.{dtype})"
-
-    def transpose(self, x, permutation):
-        return f"{x}.transpose({tuple(int(p) for p in permutation)!r})"
-
-    def device_id_type(self, name):
-        return f"pl.DeviceIdType.{name.upper()}"
-
-    def signal(self, v, inc, kwargs):
-        extra = "".join(f", {k}={e}" for k, e in kwargs.items())
-        self.lines.append(f"{self.indent}pl.semaphore_signal({v}, {inc}{extra})")
-
-    def wait(self, v, value, decrement):
-        self.lines.append(
-            f"{self.indent}pl.semaphore_wait({v}, {value}, decrement={bool(decrement)})")
-
-    def read(self, v, slot):
-        self.lines.append(f"{self.indent}out[{int(slot)}] = pl.semaphore_read({v})")
+def kernel_lines(case: ir.Case) -> tuple[list[str], dict[int, int]]:
+    """The kernel's source lines, and which statement each line (1-based) is."""
+    unscoped = [f"r{i}" for i, r in enumerate(case.refs) if not r.scoped]
+    scoped = [i for i, r in enumerate(case.refs) if r.scoped]
+    lines = [f"def kernel({', '.join(['dyn', 'out', *unscoped])}):"]
+    indent = "    "
+    if scoped:
+        lines.append(f"    def body({', '.join(f'r{i}' for i in scoped)}):")
+        indent = "        "
+    e, where = Source(case), {}
+    for n, stmt in enumerate(case.body):
+        e.n = n
+        for line in stmt.source(e).splitlines():
+            lines.append(indent + line)
+            where[len(lines)] = n
+    if not case.body:
+        lines.append(indent + "pass")
+    if scoped:
+        allocs = ", ".join(allocation_source(case.refs[i]) for i in scoped)
+        lines.append(f"    pl.run_scoped(body, {allocs})")
+    return lines, where
 
 
 def kernel_source(case: ir.Case) -> str:
-    b = SourceKernel(case)
-    emit_kernel(case, b)
-    return "\n".join(b.lines) + "\n"
+    return "\n".join(kernel_lines(case)[0]) + "\n"
+
+
+_IMPORTED: dict = {}
+
+
+def _namespace() -> dict:
+    if not _IMPORTED:
+        exec(IMPORTS, _IMPORTED)  # noqa: S102 - fixed imports
+    return dict(_IMPORTED)
+
+
+def execute(source: str, where: dict[int, int], name: str = "kernel") -> dict:
+    """Compile and run ``source`` (a kernel, or a whole program around one)
+    under a file name of its own, remembering which statement each line
+    (``where``: line -> statement) is; returns its namespace."""
+    filename = FILENAME.format(f"{name} {next(_serial)}")
+    _LINES[filename] = where
+    while len(_LINES) > 256:   # blame needs recent kernels only
+        _LINES.popitem(last=False)
+    namespace = _namespace()
+    exec(compile(source, filename, "exec"), namespace)  # noqa: S102 - rendered from IR
+    return namespace
+
+
+def live_kernel(case: ir.Case):
+    """The kernel as a Python function of refs ``(dyn, out, *refs)``: the text
+    of `kernel_source`, compiled and executed."""
+    lines, where = kernel_lines(case)
+    return execute("\n".join(lines) + "\n", where)["kernel"]
+
+
+def statement_at(filename: str, line: int) -> int | None:
+    """The statement that line ``line`` of a live kernel's source is."""
+    where = _LINES.get(filename)
+    return None if where is None else where.get(line)

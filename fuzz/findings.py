@@ -56,7 +56,7 @@ class Crash:
 # --- signatures ---------------------------------------------------------------
 
 _ADDRESS = re.compile(r"0x[0-9a-fA-F]+")
-_REF_NAME = re.compile(r"\bs\d+\b")            # our ref names s0, s1, ...
+_REF_NAME = re.compile(r"\b[sr]\d+\b")         # our ref names r0, r1 (s0: before schema 2)
 _NUMBER = re.compile(r"(?<![A-Za-z_\d])-?\d+")  # not the 16 of int16
 _NUMBER_RUN = re.compile(r"N(?:\s*,\s*N)*(?:,(?=\s*[)\]]))?")   # (2,) and (2, 3) alike: any rank
 

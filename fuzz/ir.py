@@ -1,31 +1,38 @@
 """The case IR: one fuzz case as small frozen dataclasses of plain data.
 
-Everything else speaks this: strategies draw it, `fuzz.emit` turns it into a
-live JAX program or Python source, `fuzz.serialize` into JSON. No JAX objects
-live here, so a case can be stored, compared and shrunk freely.
+Everything else speaks this: strategies draw it, `fuzz.emit` turns it into
+Python source (which the live run executes), `fuzz.serialize` into JSON. No
+JAX objects live here, so a case can be stored, compared and shrunk freely.
 
-A case declares semaphores, a kernel body (a list of statements over *views*
-of them) and the paths to run it on. Dynamic (traced) integers are read at run
-time from an int32 vector ``dyn``; each `read` writes the next slot of an int32
-vector ``out``. Both vectors are derived from the body, never stored.
+A case declares refs (semaphore arrays and data arrays), a kernel body (a
+list of statements over *views* of them) and the paths to run it on. The
+statement kinds are not listed here: each op module under ``fuzz/ops/``
+defines its node as a `Statement` subclass, which registers it. Dynamic
+(traced) integers are read at run time from an int32 vector ``dyn``; each
+semaphore read writes the next slot of an int32 vector ``out``. Both vectors
+are derived from the body, never stored.
 """
 from __future__ import annotations
 
+import dataclasses
 import math
 from dataclasses import dataclass
 from typing import ClassVar, Union
 
 import numpy as np
 
-SCHEMA_VERSION = 1
+# 2: `Case.semaphores` became `Case.refs` (data refs joined); see serialize.
+SCHEMA_VERSION = 2
 
-# Semaphore kinds: pltpu.SemaphoreType members, plus the raw interpret dtype
+# pltpu.SemaphoreType members.
+SEMAPHORE_TYPES = ("regular", "dma", "barrier")
+# Kinds a semaphore primitive takes: the types, and the raw interpret dtype
 # (an int16 ref), which the semaphore primitives also accept.
-SEMAPHORE_KINDS = ("regular", "dma", "barrier", "int16")
-# Refs of these dtypes are plain arrays; int32/float32 are the wrong dtypes
-# invalid programs use in place of a semaphore.
-ARRAY_KINDS = ("int16", "int32", "float32")
-KINDS = SEMAPHORE_KINDS + ARRAY_KINDS[1:]
+SEMAPHORE_KINDS = SEMAPHORE_TYPES + ("int16",)
+# Dtypes of data refs (int64 / float64 need x64, which cases do not set yet).
+DATA_DTYPES = ("bool", "int8", "int16", "int32", "uint8", "uint32",
+               "float16", "bfloat16", "float32")
+KINDS = SEMAPHORE_TYPES + DATA_DTYPES
 # Dtypes a bitcast transform may name.
 BITCAST_DTYPES = ("int8", "uint8", "int16", "uint16", "float16", "bfloat16",
                   "int32", "uint32", "float32")
@@ -46,6 +53,23 @@ class Int:
     value: int
     dynamic: bool = False
     tag: ClassVar[str] = "int"
+
+
+def simpler_ints(i: Int):
+    """Simpler values of an integer operand: static, then 0, 1, half."""
+    if i.dynamic:
+        yield Int(i.value)
+    for v in dict.fromkeys((0, 1, i.value // 2 if i.value > 0 else -(-i.value // 2))):
+        if abs(v) < abs(i.value):
+            yield Int(v, i.dynamic)
+
+
+@dataclass(frozen=True)
+class Result:
+    """The value statement number ``stmt`` produced (a get, a swap's old
+    value): data flowing from one statement into a later one."""
+    stmt: int
+    tag: ClassVar[str] = "result"
 
 
 # --- indexers inside one .at[...] --------------------------------------------
@@ -116,57 +140,71 @@ Transform = Union[At, Reshape, Bitcast, Transpose]
 
 @dataclass(frozen=True)
 class View:
-    """Semaphore number ``ref`` seen through a chain of transforms."""
+    """Ref number ``ref`` seen through a chain of transforms."""
     ref: int
     transforms: tuple[Transform, ...] = ()
 
 
-# --- statements ---------------------------------------------------------------
+# --- statements: registered by the op modules (fuzz/ops/) -------------------
 
 @dataclass(frozen=True)
-class Signal:
-    """``pl.semaphore_signal(view, inc, device_id=..., device_id_type=..., core_index=...)``."""
-    view: View
-    inc: Int = Int(1)
-    device_id: Int | None = None
-    device_id_type: str | None = None  # "mesh" | "logical" (deprecated in JAX)
-    core_index: Int | None = None
-    tag: ClassVar[str] = "signal"
+class Statement:
+    """Base of every statement node. Each op module (``fuzz/ops/<family>/``)
+    defines one subclass with its ``tag`` (the JSON name), the ``primitive`` it
+    binds and its ``family``; defining it registers it here, so the IR, JSON
+    and walks know it without a table to edit."""
+    tag: ClassVar[str]
+    primitive: ClassVar[str]
+    family: ClassVar[str]
+
+    # Whether the statement gives a value a later `Result` may name.
+    produces_value: ClassVar[bool] = False
+
+    def check(self, case: Case, n: int) -> None:
+        """Raise IRError if this statement (number ``n``) is not well-formed data."""
+
+    def __init_subclass__(cls, **kwargs):
+        super().__init_subclass__(**kwargs)
+        if "tag" in cls.__dict__:
+            if _STATEMENTS.get(cls.tag, cls) is not cls:
+                raise IRError(f"two statement kinds tagged {cls.tag!r}")
+            _STATEMENTS[cls.tag] = cls
 
 
-@dataclass(frozen=True)
-class Wait:
-    """``pl.semaphore_wait(view, value, decrement=...)``."""
-    view: View
-    value: Int = Int(1)
-    decrement: bool = True
-    tag: ClassVar[str] = "wait"
+_STATEMENTS: dict[str, type[Statement]] = {}
 
 
-@dataclass(frozen=True)
-class Read:
-    """``out[k] = pl.semaphore_read(view)``, k counting the reads before it."""
-    view: View
-    tag: ClassVar[str] = "read"
-
-
-Statement = Union[Signal, Wait, Read]
+def statement_types() -> tuple[type[Statement], ...]:
+    """Every statement kind, once the op modules have registered."""
+    import fuzz.ops  # noqa: F401 - importing the families fills the registry
+    return tuple(_STATEMENTS.values())
 
 
 def primitive(stmt: Statement) -> str:
     """The name of the JAX primitive a statement binds (``semaphore_signal``)."""
-    return f"semaphore_{stmt.tag}"
+    return stmt.primitive
 
 
 # --- declarations and the case ------------------------------------------------
 
 @dataclass(frozen=True)
-class Semaphore:
-    """A semaphore array. ``scoped`` allocates it with ``pl.run_scoped`` inside
-    the kernel instead of as a ``pallas_call`` scratch operand."""
+class Ref:
+    """A ref the kernel works on: a semaphore array (``kind`` a semaphore type)
+    or a data array (``kind`` its dtype; an int16 array also stands in for a
+    semaphore, as interpret mode does). ``scoped`` allocates it with
+    ``pl.run_scoped`` inside the kernel instead of as a ``pallas_call`` operand."""
     kind: str
     shape: tuple[int, ...]
     scoped: bool = False
+
+    @property
+    def is_semaphore(self) -> bool:
+        return self.kind in SEMAPHORE_TYPES
+
+    @property
+    def bits(self) -> int:
+        """Element width as the discharged program stores it."""
+        return SEMAPHORE_BITS if self.is_semaphore else dtype_bits(self.kind)
 
 
 @dataclass(frozen=True)
@@ -181,7 +219,7 @@ class ExpectedError:
 
 @dataclass(frozen=True)
 class Case:
-    semaphores: tuple[Semaphore, ...]
+    refs: tuple[Ref, ...]
     body: tuple[Statement, ...]
     paths: tuple[str, ...] = PATHS
     expect: ExpectedError | None = None
@@ -195,7 +233,7 @@ class Case:
 
     @property
     def num_reads(self) -> int:
-        return sum(isinstance(s, Read) for s in self.body)
+        return sum(s.tag == "read" for s in self.body)
 
     @property
     def dynamic_values(self) -> tuple[int, ...]:
@@ -204,30 +242,46 @@ class Case:
                      for v in (i.values if isinstance(i, IntArray) else (i.value,)))
 
 
+def walk(node, kind):
+    """Every node of type ``kind`` inside ``node`` (a dataclass or tuple), in
+    field order: the walks follow the declared fields, never a list of them.
+
+    >>> [i.value for i in walk(View(0, (At((Int(1), Ds(Int(2), 1))),)), Int)]
+    [1, 2]
+    """
+    if isinstance(node, kind):
+        yield node
+    elif isinstance(node, tuple):
+        for x in node:
+            yield from walk(x, kind)
+    elif dataclasses.is_dataclass(node) and not isinstance(node, type):
+        for f in dataclasses.fields(node):
+            yield from walk(getattr(node, f.name), kind)
+
+
+def replace_nodes(node, kind, fn):
+    """``node`` with every node of type ``kind`` inside it replaced by
+    ``fn(node)`` (rebuilt through dataclass fields and tuples)."""
+    if isinstance(node, kind):
+        return fn(node)
+    if isinstance(node, tuple):
+        return tuple(replace_nodes(x, kind, fn) for x in node)
+    if dataclasses.is_dataclass(node) and not isinstance(node, type):
+        return dataclasses.replace(node, **{
+            f.name: replace_nodes(getattr(node, f.name), kind, fn)
+            for f in dataclasses.fields(node) if f.init})
+    return node
+
+
 def walk_ints(case: Case):
-    """Every `Int` and `IntArray` of the case in program order (the order
+    """Every `Int` and `IntArray` of the body in program order (the order
     ``dyn`` is filled)."""
-    for stmt in case.body:
-        yield from _view_ints(stmt.view)
-        match stmt:
-            case Signal():
-                yield stmt.inc
-                if stmt.device_id is not None:
-                    yield stmt.device_id
-                if stmt.core_index is not None:
-                    yield stmt.core_index
-            case Wait():
-                yield stmt.value
+    yield from walk(case.body, (Int, IntArray))
 
 
-def _view_ints(view: View):
-    for t in view.transforms:
-        if isinstance(t, At):
-            for idx in t.indices:
-                if isinstance(idx, (Int, IntArray)):
-                    yield idx
-                elif isinstance(idx, Ds):
-                    yield idx.start
+def views(stmt: Statement) -> tuple[View, ...]:
+    """The views a statement names (its refs, through their transforms)."""
+    return tuple(walk(stmt, View))
 
 
 # --- shapes -------------------------------------------------------------------
@@ -283,13 +337,13 @@ def apply_transform(shape: tuple[int, ...], bits: int, t: Transform
     raise IRError(f"not a transform: {t!r}")
 
 
-def view_shape(case_or_sems, view: View) -> tuple[int, ...]:
+def view_shape(case_or_refs, view: View) -> tuple[int, ...]:
     """Shape of ``view``, by NumPy semantics. Raises IRError if it has none."""
-    sems = getattr(case_or_sems, "semaphores", case_or_sems)
-    if not 0 <= view.ref < len(sems):
-        raise IRError(f"view of semaphore {view.ref}, case has {len(sems)}")
-    sem = sems[view.ref]
-    shape, bits = tuple(sem.shape), SEMAPHORE_BITS
+    refs = getattr(case_or_refs, "refs", case_or_refs)
+    if not 0 <= view.ref < len(refs):
+        raise IRError(f"view of ref {view.ref}, case has {len(refs)}")
+    ref = refs[view.ref]
+    shape, bits = tuple(ref.shape), ref.bits
     for t in view.transforms:
         shape, bits = apply_transform(shape, bits, t)
     return shape
@@ -300,27 +354,30 @@ def view_shape(case_or_sems, view: View) -> tuple[int, ...]:
 def check_case(case: Case) -> None:
     """Raise IRError unless ``case`` is well-formed data. Validity in JAX's
     sense is not checked here: that is what `expect` records."""
-    if not case.semaphores:
-        raise IRError("a case needs at least one semaphore")
-    for s in case.semaphores:
-        if s.kind not in KINDS:
-            raise IRError(f"semaphore kind {s.kind!r} not in {KINDS}")
-        if not all(isinstance(d, int) and d >= 0 for d in s.shape):
-            raise IRError(f"semaphore shape {s.shape!r} must be non-negative ints")
+    if not case.refs:
+        raise IRError("a case needs at least one ref")
+    for r in case.refs:
+        if r.kind not in KINDS:
+            raise IRError(f"ref kind {r.kind!r} not in {KINDS}")
+        if not all(isinstance(d, int) and d >= 0 for d in r.shape):
+            raise IRError(f"ref shape {r.shape!r} must be non-negative ints")
     for p in case.paths:
         if p not in PATHS:
             raise IRError(f"path {p!r} not in {PATHS}")
     if not case.paths:
         raise IRError("a case needs at least one path")
-    for stmt in case.body:
-        if not 0 <= stmt.view.ref < len(case.semaphores):
-            raise IRError(f"statement uses semaphore {stmt.view.ref}, "
-                          f"case has {len(case.semaphores)}")
-        for t in stmt.view.transforms:
-            if isinstance(t, Bitcast) and t.dtype not in BITCAST_DTYPES:
-                raise IRError(f"bitcast dtype {t.dtype!r} not in {BITCAST_DTYPES}")
-        if isinstance(stmt, Signal) and stmt.device_id_type not in (None, "mesh", "logical"):
-            raise IRError(f"device_id_type {stmt.device_id_type!r}")
+    for n, stmt in enumerate(case.body):
+        for view in views(stmt):
+            if not 0 <= view.ref < len(case.refs):
+                raise IRError(f"statement {n} uses ref {view.ref}, case has {len(case.refs)}")
+            for t in view.transforms:
+                if isinstance(t, Bitcast) and t.dtype not in BITCAST_DTYPES:
+                    raise IRError(f"bitcast dtype {t.dtype!r} not in {BITCAST_DTYPES}")
+        for r in walk(stmt, Result):
+            if not (0 <= r.stmt < n and case.body[r.stmt].produces_value):
+                raise IRError(f"statement {n} uses the value of statement {r.stmt}, "
+                              "which is not an earlier statement with a value")
+        stmt.check(case, n)
     for i in walk_ints(case):
         values = i.values if isinstance(i, IntArray) else (i.value,)
         if not all(isinstance(v, int) and not isinstance(v, bool) for v in values):

@@ -13,12 +13,10 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass, replace
 
-from fuzz import ir
+from fuzz import ir, paths
 
 # Cheapest path first: the minimized case keeps the cheapest one that fails.
-PATH_COST = {"abstract": 1, "run_state": 2, "pallas_call": 3, "tpu_interpret": 4}
-_SIGNAL_WAIT_KINDS = ("regular", "barrier", "int16")
-_READ_KINDS = _SIGNAL_WAIT_KINDS + ("dma",)
+PATH_COST = paths.COST
 
 
 @dataclass(frozen=True)
@@ -55,68 +53,33 @@ def cost(case: ir.Case) -> tuple:
     """What "simpler" means, most important first (lexicographic, so the
     search terminates)."""
     ints = list(ir.walk_ints(case))
-    extras = sum((s.device_id is not None) + (s.device_id_type is not None)
-                 + (s.core_index is not None) for s in case.body if isinstance(s, ir.Signal))
     return (len(case.body),
-            sum(len(s.view.transforms) for s in case.body),
-            len(case.semaphores),
+            sum(len(v.transforms) for s in case.body for v in ir.views(s)),
+            len(case.refs),
             sum(PATH_COST.get(p, 10) for p in case.paths),
-            sum(len(s.shape) for s in case.semaphores),
-            sum(d for sem in case.semaphores for d in sem.shape),
+            sum(len(r.shape) for r in case.refs),
+            sum(d for r in case.refs for d in r.shape),
             sum(i.dynamic for i in ints),
-            sum(s.scoped for s in case.semaphores),
-            extras,
-            sum(s.kind != "int16" for s in case.semaphores),
-            sum(abs(v) for i in ints for v in (i.values if isinstance(i, ir.IntArray) else (i.value,))),
-            sum(isinstance(s, ir.Wait) and not s.decrement for s in case.body))
+            sum(r.scoped for r in case.refs),
+            sum(s.complexity() for s in case.body),
+            sum(r.kind != "int16" for r in case.refs),
+            sum(abs(v) for i in ints for v in (i.values if isinstance(i, ir.IntArray) else (i.value,))))
 
 
 # --- what is wrong with a program (as the strategies build mistakes) -----------
 
 def mistakes(case: ir.Case) -> frozenset[str]:
-    """The kinds of mistake the case's statements make: empty for a valid
-    program. Mirrors the mistakes `strategies.invalid_programs` plants."""
-    found = set()
-    for stmt in case.body:
-        found |= _statement_mistakes(case.semaphores, stmt)
-    return frozenset(found)
-
-
-def _statement_mistakes(sems, stmt) -> set[str]:
-    found = set()
-    kinds = _READ_KINDS if isinstance(stmt, ir.Read) else _SIGNAL_WAIT_KINDS
-    if sems[stmt.view.ref].kind not in kinds:
-        found.add("dtype")
-    try:
-        if ir.view_shape(sems, stmt.view) != ():
-            found.add("non-scalar view")
-    except ir.IRError:
-        found.add("out of bounds")
-    for t in stmt.view.transforms:
-        if isinstance(t, ir.Bitcast):
-            found.add("bitcast")
-        if isinstance(t, ir.At) and any(isinstance(i, ir.Slice) and i.step is not None
-                                        and i.step < 1 for i in t.indices):
-            found.add("step")
-    if isinstance(stmt, ir.Signal):
-        operand = stmt.inc
-        if stmt.device_id is not None or stmt.device_id_type is not None:
-            found.add("remote")
-        if stmt.core_index is not None:
-            found.add("core index")
-    else:
-        operand = getattr(stmt, "value", ir.Int(0))
-    if not -2**31 <= operand.value < 2**31:
-        found.add("overflow")
-    return found
+    """The mistakes (by `fuzz.ops.Mistake` name) the case's statements make:
+    empty for a valid program. Each op says which it makes."""
+    return frozenset(m for stmt in case.body for m in stmt.mistakes(case))
 
 
 # --- simpler variants ---------------------------------------------------------
 
 def variants(case: ir.Case):
     """Simpler neighbours of ``case``; ill-formed ones are dropped here."""
-    for make in (_fewer_paths, _fewer_statements, _fewer_semaphores, _shorter_chains,
-                 _simpler_statements, _simpler_semaphores):
+    for make in (_fewer_paths, _fewer_statements, _fewer_refs, _shorter_chains,
+                 _simpler_statements, _simpler_refs):
         for fields in make(case):
             try:
                 yield replace(case, **fields)
@@ -139,13 +102,13 @@ def _fewer_statements(case):
         yield {"body": body[:i] + body[i + 1:]}
 
 
-def _fewer_semaphores(case):
-    used = {s.view.ref for s in case.body}
-    for i in range(len(case.semaphores)):
+def _fewer_refs(case):
+    used = {v.ref for s in case.body for v in ir.views(s)}
+    for i in range(len(case.refs)):
         if i in used:
             continue
         renumber = {old: old - (old > i) for old in used}
-        yield {"semaphores": case.semaphores[:i] + case.semaphores[i + 1:],
+        yield {"refs": case.refs[:i] + case.refs[i + 1:],
                "body": tuple(replace(s, view=replace(s.view, ref=renumber[s.view.ref]))
                              for s in case.body)}
 
@@ -164,22 +127,12 @@ def _shorter_chains(case):
 
 def _simpler_statements(case):
     for i, stmt in enumerate(case.body):
-        for simpler in _simpler_statement(stmt):
+        for simpler in _simpler_statement(case, stmt):
             yield _with_statement(case, i, simpler)
 
 
-def _simpler_statement(stmt):
-    if isinstance(stmt, ir.Signal):
-        for name in ("device_id", "device_id_type", "core_index"):
-            if getattr(stmt, name) is not None:
-                yield replace(stmt, **{name: None})
-        for inc in _simpler_ints(stmt.inc):
-            yield replace(stmt, inc=inc)
-    if isinstance(stmt, ir.Wait):
-        if not stmt.decrement:
-            yield replace(stmt, decrement=True)
-        for value in _simpler_ints(stmt.value):
-            yield replace(stmt, value=value)
+def _simpler_statement(case, stmt):
+    yield from stmt.simpler(case)
     chain = stmt.view.transforms
     for j, t in enumerate(chain):
         if not isinstance(t, ir.At):
@@ -190,20 +143,12 @@ def _simpler_statement(stmt):
                 yield replace(stmt, view=replace(stmt.view, transforms=chain[:j] + (at,) + chain[j + 1:]))
 
 
-def _simpler_ints(i: ir.Int):
-    if i.dynamic:
-        yield ir.Int(i.value)
-    for v in dict.fromkeys((0, 1, i.value // 2 if i.value > 0 else -(-i.value // 2))):
-        if abs(v) < abs(i.value):
-            yield ir.Int(v, i.dynamic)
-
-
 def _simpler_index(idx):
     match idx:
         case ir.Int():
-            yield from _simpler_ints(idx)
+            yield from ir.simpler_ints(idx)
         case ir.Ds():
-            for start in _simpler_ints(idx.start):
+            for start in ir.simpler_ints(idx.start):
                 yield ir.Ds(start, idx.size)
             yield ir.Int(idx.start.value, idx.start.dynamic)
         case ir.IntArray():
@@ -215,20 +160,20 @@ def _simpler_index(idx):
             yield ir.Slice()
 
 
-def _simpler_semaphores(case):
-    for i, sem in enumerate(case.semaphores):
-        for simpler in _simpler_semaphore(sem):
-            yield {"semaphores": case.semaphores[:i] + (simpler,) + case.semaphores[i + 1:]}
+def _simpler_refs(case):
+    for i, ref in enumerate(case.refs):
+        for simpler in _simpler_ref(ref):
+            yield {"refs": case.refs[:i] + (simpler,) + case.refs[i + 1:]}
 
 
-def _simpler_semaphore(sem: ir.Semaphore):
-    if sem.scoped:
-        yield replace(sem, scoped=False)
-    if sem.kind != "int16":
-        yield replace(sem, kind="int16")
-    shape = sem.shape
+def _simpler_ref(ref: ir.Ref):
+    if ref.scoped:
+        yield replace(ref, scoped=False)
+    if ref.kind != "int16":
+        yield replace(ref, kind="int16")
+    shape = ref.shape
     for d in range(len(shape)):
-        yield replace(sem, shape=shape[:d] + shape[d + 1:])
+        yield replace(ref, shape=shape[:d] + shape[d + 1:])
         for smaller in dict.fromkeys((1, shape[d] - 1)):
             if 0 < smaller < shape[d]:
-                yield replace(sem, shape=shape[:d] + (smaller,) + shape[d + 1:])
+                yield replace(ref, shape=shape[:d] + (smaller,) + shape[d + 1:])

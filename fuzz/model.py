@@ -1,10 +1,11 @@
 """The reference model: what a case *means*, computed without JAX.
 
-A semaphore array is an array of unbounded integer counts starting at 0.
-``signal(view, inc)`` adds ``inc`` to every count the view denotes,
-``wait(view, value)`` subtracts ``value`` (``decrement=False``: leaves the
-count alone), ``read(view)`` returns the count. A view denotes the elements
-NumPy would give for the same chain of transforms on the semaphore array.
+Memory holds every ref: a semaphore's elements are unbounded integer counts
+starting at 0; a data ref's are values of its dtype, starting from a fixed
+pattern (`initial`), as NumPy holds them. Each statement kind gives its own
+meaning (its node's ``run``, in ``fuzz/ops/``); this module only holds the
+memory, the views and the loop. A view denotes the elements NumPy would give
+for the same chain of transforms on the ref's array.
 
 One thing has no meaning: a wait whose count is below ``value`` blocks
 forever on hardware (nothing else in a one-core kernel can signal). The model
@@ -12,9 +13,10 @@ says so for that program only (`Meaning.undefined`), instead of guessing what
 an interpreter should do.
 
 >>> from fuzz import ir
->>> s = ir.Semaphore("int16", (2,))
+>>> from fuzz.ops.semaphore import Read, Signal
+>>> s = ir.Ref("int16", (2,))
 >>> at1 = ir.View(0, (ir.At((ir.Int(1),)),))
->>> evaluate(ir.Case((s,), (ir.Signal(at1, ir.Int(3)), ir.Read(at1)))).reads
+>>> evaluate(ir.Case((s,), (Signal(at1, ir.Int(3)), Read(at1)))).reads
 (3,)
 """
 from __future__ import annotations
@@ -23,6 +25,7 @@ import dataclasses
 import math
 from dataclasses import dataclass
 
+import ml_dtypes
 import numpy as np
 
 from fuzz import ir
@@ -34,11 +37,12 @@ class ModelError(ValueError):
 
 @dataclass(frozen=True)
 class Meaning:
-    """Reads in program order and the final counts of every semaphore (nested
-    lists of Python ints), or why the program has no defined meaning.
+    """Semaphore reads in program order and the final contents of every ref
+    (nested lists: Python ints for counts, the dtype's values for data), or
+    why the program has no defined meaning.
 
     ``read_writers`` / ``state_writers`` name, for each read and each final
-    count, the last signal or wait that changed that element before it (a
+    element, the last statement that changed that element before it (a
     statement number, or None): where to look when a path gets that value
     wrong. A wait or signal that leaves the count as it is (by 0, or a
     non-decrementing wait) cannot be where it went wrong in the model's terms."""
@@ -49,7 +53,8 @@ class Meaning:
     state_writers: tuple[list, ...] = ()
 
 
-def positions(shape: tuple[int, ...], view: ir.View) -> np.ndarray:
+def positions(shape: tuple[int, ...], view: ir.View, bits: int = ir.SEMAPHORE_BITS
+              ) -> np.ndarray:
     """The flat positions (C order) of the elements ``view`` denotes in an
     array of ``shape``, shaped like the view.
 
@@ -57,7 +62,6 @@ def positions(shape: tuple[int, ...], view: ir.View) -> np.ndarray:
     array(5)
     """
     arr = np.arange(math.prod(shape), dtype=np.int64).reshape(shape)
-    bits = ir.SEMAPHORE_BITS
     for t in view.transforms:
         match t:
             case ir.At():
@@ -76,9 +80,9 @@ def positions(shape: tuple[int, ...], view: ir.View) -> np.ndarray:
             case ir.Bitcast() if ir.dtype_bits(t.dtype) == bits:
                 pass  # same width: the same elements, reinterpreted
             case ir.Bitcast():
-                # A count split across (or merged from) elements of another
-                # width has no meaning as a count.
-                raise ModelError(f"bitcast of {bits}-bit counts to {t.dtype}")
+                # An element split across (or merged from) elements of another
+                # width is no one element of the ref.
+                raise ModelError(f"bitcast of {bits}-bit elements to {t.dtype}")
     return np.asarray(arr)
 
 
@@ -90,17 +94,14 @@ def add(counts: np.ndarray, where: np.ndarray, amount: int) -> None:
 
 
 def effect(stmt: ir.Statement) -> int:
-    """What ``stmt`` adds to the count it names (0 for a read, a
-    non-decrementing wait, or an amount of 0).
+    """What ``stmt`` adds to the count it names (0 for statements that do not
+    move a count, or move it by 0); each op says (its ``effect``).
 
-    >>> effect(ir.Wait(ir.View(0), ir.Int(2))), effect(ir.Wait(ir.View(0), decrement=False))
+    >>> from fuzz.ops.semaphore import Wait
+    >>> effect(Wait(ir.View(0), ir.Int(2))), effect(Wait(ir.View(0), decrement=False))
     (-2, 0)
     """
-    if isinstance(stmt, ir.Signal):
-        return stmt.inc.value
-    if isinstance(stmt, ir.Wait) and stmt.decrement:
-        return -stmt.value.value
-    return 0
+    return stmt.effect()
 
 
 def element(shape: tuple[int, ...], view: ir.View) -> tuple[int, ...]:
@@ -115,50 +116,89 @@ def element(shape: tuple[int, ...], view: ir.View) -> tuple[int, ...]:
     return tuple(int(i) for i in np.unravel_index(int(pos), shape))
 
 
-def evaluate(case: ir.Case) -> Meaning:
-    """Run ``case`` on unbounded counts. Raises ModelError for statements no
-    valid program has (non-scalar signal/wait/read, remote or cross-core
-    signals)."""
-    counts = [np.zeros(s.shape, dtype=object) for s in case.semaphores]  # Python ints
-    writers = [np.full(s.shape, None, dtype=object) for s in case.semaphores]
-    reads: list[int] = []
-    read_writers: list[int | None] = []
+def dtype(kind: str) -> np.dtype:
+    """The NumPy dtype of a data ref (bfloat16 from ml_dtypes, as JAX uses)."""
+    return np.dtype(ml_dtypes.bfloat16) if kind == "bfloat16" else np.dtype(kind)
 
-    def meaning(undefined=None):
-        return Meaning(tuple(reads), tuple(c.tolist() for c in counts), undefined,
-                       tuple(read_writers), tuple(w.tolist() for w in writers))
 
-    for n, stmt in enumerate(case.body):
-        sem = case.semaphores[stmt.view.ref]
-        flat = counts[stmt.view.ref].reshape(-1)
-        last_writer = writers[stmt.view.ref].reshape(-1)
-        pos = positions(tuple(sem.shape), stmt.view)
+def counts_refs(case: ir.Case) -> set[int]:
+    """Refs that some semaphore statement uses: they hold counts from 0."""
+    return {v.ref for s in case.body if s.family == "semaphore" for v in ir.views(s)}
+
+
+def data_refs(case: ir.Case) -> set[int]:
+    """Refs only data statements use: they hold values from `initial`'s
+    pattern (a ref no statement uses holds zeros, like a counts ref)."""
+    return {v.ref for s in case.body if s.family != "semaphore"
+            for v in ir.views(s)} - counts_refs(case)
+
+
+def initial(case: ir.Case, i: int) -> np.ndarray:
+    """What ref ``i`` holds when the kernel starts: counts of 0, or for a data
+    ref a pattern whose neighbours differ (so a value in the wrong place shows),
+    small enough to be exact in every dtype.
+
+    """
+    ref = case.refs[i]
+    if i not in data_refs(case):
+        return np.zeros(ref.shape, dtype=np.int16 if ref.is_semaphore else dtype(ref.kind))
+    pattern = np.arange(math.prod(ref.shape), dtype=np.int64).reshape(ref.shape) % 7 + 1
+    return np.asarray(pattern % 2 == 1 if ref.kind == "bool" else pattern, dtype(ref.kind))
+
+
+class Memory:
+    """The state of a running case: each ref's elements, the last statement
+    that changed each element, the semaphore reads, and the value each
+    value-producing statement gave (by statement number)."""
+
+    def __init__(self, case: ir.Case):
+        data = data_refs(case)
+        self.case = case
+        self.arrays = [np.array(initial(case, i), dtype=None if i in data else object)
+                       for i in range(len(case.refs))]
+        self.writers = [np.full(r.shape, None, dtype=object) for r in case.refs]
+        self.reads: list[int] = []
+        self.read_writers: list[int | None] = []
+        self.values: dict[int, np.ndarray] = {}
+
+    def where(self, view: ir.View) -> np.ndarray:
+        """Flat positions of ``view`` in its ref (`positions`)."""
+        ref = self.case.refs[view.ref]
+        return positions(tuple(ref.shape), view, ref.bits)
+
+    def scalar(self, n: int, stmt: ir.Statement, view: ir.View) -> int:
+        """The one position a semaphore statement's view must denote."""
+        pos = self.where(view)
         if pos.shape != ():
             raise ModelError(f"statement {n}: {stmt.tag} of a view of shape {pos.shape}")
-        p = int(pos)
-        match stmt:
-            case ir.Signal() if stmt.device_id is not None or stmt.core_index is not None:
-                raise ModelError(f"statement {n}: a signal to another device or core")
-            case ir.Wait() if flat[p] < stmt.value.value:
-                last_writer[p] = n
-                return meaning(
-                    f"statement {n} waits for {stmt.value.value} on a count of "
-                    f"{flat[p]}: it would block forever")
-            case ir.Signal() | ir.Wait() if effect(stmt):
-                add(counts[stmt.view.ref], pos, effect(stmt))
-                last_writer[p] = n
-            case ir.Read():
-                reads.append(int(flat[p]))
-                read_writers.append(last_writer[p])
-    return meaning()
+        return int(pos)
+
+    def meaning(self, undefined: str | None = None) -> Meaning:
+        return Meaning(tuple(self.reads), tuple(a.tolist() for a in self.arrays), undefined,
+                       tuple(self.read_writers), tuple(w.tolist() for w in self.writers))
 
 
-def canonical(case: ir.Case) -> ir.Case:
+def evaluate(case: ir.Case) -> Meaning:
+    """Run ``case`` on the model. Raises ModelError for statements no valid
+    program has (e.g. a non-scalar semaphore view, a remote signal)."""
+    memory = Memory(case)
+    for n, stmt in enumerate(case.body):
+        if (undefined := stmt.run(memory, n)) is not None:
+            return memory.meaning(undefined)
+    return memory.meaning()
+
+
+def canonical(case: ir.Case) -> ir.Case | None:
     """``case`` with every view rewritten as one static ``.at[i, j, ...]`` of
     the element it denotes: the same program by the model's semantics, through
-    a different (the simplest) transform chain."""
+    a different (the simplest) transform chain. None when some view is not
+    one element."""
+    if any(positions(tuple(case.refs[v.ref].shape), v, case.refs[v.ref].bits).shape != ()
+           for s in case.body for v in ir.views(s)):
+        return None
+
     def simple(view):
-        index = element(tuple(case.semaphores[view.ref].shape), view)
+        index = element(tuple(case.refs[view.ref].shape), view)
         return ir.View(view.ref, (ir.At(tuple(ir.Int(i) for i in index)),) if index else ())
 
     body = tuple(dataclasses.replace(s, view=simple(s.view)) for s in case.body)

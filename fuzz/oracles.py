@@ -204,6 +204,7 @@ def judge(case: ir.Case, outcome: paths.Outcome, probe: probes.Probe) -> list[Or
                 found.append(failure(AbstractConcreteMismatch, "?", path, (
                     f"final {name} is {_fmt(produced)}; abstract evaluation promised "
                     f"{_fmt(promised)} for a ref declared {_fmt(declared)}")))
+        found += _value_shapes(case, outcome)
         if len(outcome.produced) != len(outcome.declared):
             found.append(failure(AbstractConcreteMismatch, "?", path, (
                 f"{len(outcome.produced)} results for {len(outcome.declared)} refs")))
@@ -226,6 +227,25 @@ def judge(case: ir.Case, outcome: paths.Outcome, probe: probes.Probe) -> list[Or
             f"matching {case.expect.match!r} from {case.expect.primitive}"), statement=at))
     for f in found:
         f.case, f.error = case, outcome.error
+    return found
+
+
+def _value_shapes(case: ir.Case, outcome: paths.Outcome) -> list[OracleFailure]:
+    """A value's abstract aval against what NumPy gives for the same index
+    (``arr[idx].shape``) and the ref's dtype."""
+    found = []
+    for k, got in sorted(outcome.value_avals.items()):
+        stmt = case.body[k]
+        if not stmt.produces_value:
+            continue
+        try:
+            want = (ir.view_shape(case, stmt.view), case.refs[stmt.view.ref].kind)
+        except ir.IRError:
+            continue   # an invalid view has no NumPy shape
+        if got != want:
+            found.append(failure(AbstractConcreteMismatch, stmt.primitive, outcome.path, (
+                f"the value of {stmt.tag} is {_fmt(got)}; NumPy's arr[idx] of the same "
+                f"view is {_fmt(want)}"), statement=k))
     return found
 
 

@@ -1,7 +1,7 @@
 """Render a case as a standalone Python script for one path.
 
-The kernel comes from `emit.kernel_source` (the same walk as the live build);
-this module only adds the few lines that run it the way `fuzz.paths` does.
+The program is `fuzz.paths.program`, the very text the live run executes;
+this module only adds the lines that report or check its result.
 `render` prints one JSON line, the avals and values the script produced or the
 error it raised, so a test can compare it with the live run; `render_check`
 compares them with what a correct JAX gives and exits 1 when they differ (the
@@ -11,63 +11,8 @@ from __future__ import annotations
 
 import json
 
-from fuzz import emit, ir, model, paths, serialize
-
-_HEADER = '''\
-# discharge-fuzz case (schema {schema}) on path `{path}`.
-import json
-import jax
-import jax.numpy as jnp
-import numpy as np
-from jax.experimental import pallas as pl
-from jax.experimental.pallas import tpu as pltpu
-
-DYN = jnp.array({dyn!r}, dtype=jnp.int32)  # dynamic operands, in body order
-OUT = ({out},)  # one int32 slot per read
-
-'''
-
-# path -> the lines that run the kernel there (more paths get an entry here).
-_RUNNERS = {
-    "run_state": '''\
-def run():
-    return pl.run_state(lambda refs: kernel(*refs))(
-        (DYN, jnp.zeros(OUT, jnp.int32), {sems}))
-''',
-    "pallas_call": '''\
-def run():
-    call = pl.pallas_call(
-        kernel, out_shape=jax.ShapeDtypeStruct(OUT, jnp.int32),
-        scratch_shapes=[{scratch}], interpret=True)
-    return (call(DYN),)
-''',
-    # No public API discharges without evaluating: this path uses JAX internals.
-    "abstract": '''\
-def run():
-    from jax._src.state.discharge import discharge_state
-    from jax._src.pallas.hlo_interpreter import resolve_physical_types
-    from jax._src.state.types import AbstractRef
-    from jax._src import core
-    import inspect
-    avals = [AbstractRef(core.ShapedArray(DYN.shape, jnp.int32)),
-             AbstractRef(core.ShapedArray(OUT, jnp.int32)),
-             {ref_avals}]
-    closed = jax.make_jaxpr(kernel)(*avals)
-    jaxpr, consts = resolve_physical_types(closed.jaxpr, closed.consts)
-    if hasattr(core, "ClosedJaxpr"):  # JAX < 0.12
-        physical = core.ClosedJaxpr(jaxpr, consts)
-    else:
-        physical = jaxpr.with_consts(consts) if consts else jaxpr
-    strip = ({{"strip_memory_space": True}} if "strip_memory_space"  # JAX >= 0.12
-             in inspect.signature(discharge_state).parameters else {{}})
-    return tuple(jax.ShapeDtypeStruct(a.shape, a.dtype)
-                 for a in discharge_state(physical, **strip).out_avals)
-''',
-}
-
-# The TPU interpreter: the same call, semaphores run as Python objects.
-_RUNNERS["tpu_interpret"] = _RUNNERS["pallas_call"].replace(
-    "interpret=True", "interpret=pltpu.InterpretParams()")
+from fuzz import ir, model, paths, serialize
+from fuzz.paths import pallas_call
 
 _OBSERVE = '''
 def observe():
@@ -136,26 +81,9 @@ if __name__ == "__main__":
 
 
 def _program(case: ir.Case, path: str, jit: bool = False) -> str:
-    """Imports, inputs, the kernel and ``run()`` for ``path`` (under
-    ``jax.jit`` with ``jit``)."""
-    if path not in _RUNNERS:
-        raise ValueError(f"unknown path {path!r}; known: {tuple(_RUNNERS)}")
-    if reason := paths.not_applicable(case, path):
-        raise ValueError(f"cannot render for {path}: {reason}")
-    unscoped = [s for s in case.semaphores if not s.scoped]
-    header = _HEADER.format(
-        schema=ir.SCHEMA_VERSION, path=path,
-        dyn=list(case.dynamic_values or (0,)), out=max(case.num_reads, 1))
-    runner = _RUNNERS[path].format(
-        sems="".join(f"jnp.zeros({tuple(s.shape)!r}, jnp.{s.kind}), " for s in unscoped),
-        scratch=", ".join(emit.allocation_source(s) for s in unscoped),
-        ref_avals=", ".join(
-            f"AbstractRef(core.ShapedArray({tuple(s.shape)!r}, jnp.{s.kind}))"
-            if s.kind in ir.ARRAY_KINDS else f"{emit.allocation_source(s)}.get_ref_aval()"
-            for s in unscoped))
-    if jit:
-        runner += "\n\nrun = jax.jit(run)  # the bug shows under jit only\n"
-    return header + emit.kernel_source(case) + "\n\n" + runner + _OBSERVE
+    """The program `fuzz.paths` runs: imports, inputs, the kernel and
+    ``run()`` for ``path`` (under ``jax.jit`` with ``jit``)."""
+    return paths.program(case, path, jit=jit)[0] + _OBSERVE
 
 
 def _case_comment(case: ir.Case) -> str:
@@ -177,17 +105,19 @@ def model_values(case: ir.Case, path: str) -> list | None:
     meaning = model.evaluate(case)
     if meaning.undefined is not None or path not in ("run_state", "pallas_call"):
         return None
-    out = [*meaning.reads, *[0] * (max(case.num_reads, 1) - case.num_reads)]
+    out = [*meaning.reads, *[0] * (paths.out_len(case) - case.num_reads)]
     if path == "pallas_call":
-        return [out]
-    return [list(case.dynamic_values or (0,)), out,
-            *[meaning.state[i] for i, s in enumerate(case.semaphores) if not s.scoped]]
+        data, _ = pallas_call.operands(case)
+        return [out, *[meaning.state[i] for i in data]]
+    return [paths.dyn(case).tolist(), out, *[meaning.state[i] for i in paths.unscoped(case)]]
 
 
 def declared_avals(case: ir.Case, path: str) -> list:
     """The result avals a correct JAX gives on ``path``: each ref keeps its aval."""
     if path in ("pallas_call", "tpu_interpret"):
-        return [[[max(case.num_reads, 1)], "int32"]]
+        data, _ = pallas_call.operands(case)
+        return [[[paths.out_len(case)], "int32"],
+                *[[list(case.refs[i].shape), case.refs[i].kind] for i in data]]
     return [[list(shape), dtype] for shape, dtype in paths.physical_avals(case)]
 
 

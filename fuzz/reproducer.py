@@ -94,7 +94,7 @@ def candidate_paths(case: ir.Case, affected) -> list[str]:
     public = PREFERENCE[:-1]
     ordered = ([p for p in public if p in affected] + [p for p in public if p not in affected]
                + ["abstract"])
-    return [p for p in ordered if p in render._RUNNERS and not paths.not_applicable(case, p)]
+    return [p for p in ordered if not paths.not_applicable(case, p)]
 
 
 def best(case: ir.Case, affected, failure, *, verify: bool = True,

@@ -49,6 +49,9 @@ def from_data(data) -> ir.Case:
     if not isinstance(data, dict):
         raise CaseFormatError(f"a case is a JSON object, got {type(data).__name__}")
     schema = data.get("schema")
+    if schema in _MIGRATIONS:
+        data = _MIGRATIONS[schema](data)
+        schema = data["schema"]
     if schema != ir.SCHEMA_VERSION:
         raise CaseFormatError(
             f"schema: version {schema!r} is not the supported {ir.SCHEMA_VERSION}")
@@ -57,6 +60,18 @@ def from_data(data) -> ir.Case:
         return _decode_record(ir.Case, body, "case")
     except ir.IRError as e:
         raise CaseFormatError(f"case: {e}") from None
+
+
+def _from_1(data: dict) -> dict:
+    """Schema 1 declared only semaphores, as ``semaphores``; they are refs now."""
+    data = dict(data, schema=2)
+    if "semaphores" in data:
+        data["refs"] = data.pop("semaphores")
+    return data
+
+
+# Old schema version -> the function that lifts a case one version up.
+_MIGRATIONS = {1: _from_1}
 
 
 def _decode_record(cls, d, where):
@@ -103,6 +118,8 @@ def _decode(value, hint, where):
             raise CaseFormatError(f"{where}: expected a list, got {value!r:.60}")
         item = args[0]
         return tuple(_decode(v, item, f"{where}[{i}]") for i, v in enumerate(value))
+    if hint is ir.Statement:
+        return _decode_tagged(value, ir.statement_types(), where)
     if dataclasses.is_dataclass(hint):
         if hasattr(hint, "tag"):
             return _decode_tagged(value, [hint], where)

@@ -257,8 +257,9 @@ class Campaign:
             self.warnings.append(f"worker {slot.index} ({how}) died outside a case")
             return
         stack = self._fault_stack(slot)
-        runners = {fn.__name__: name for name, fn in paths.RUNNERS.items()}
-        hit = [runners[m] for m in re.findall(r"line \d+ in (\w+)", stack) if m in runners]
+        # Innermost first: the path module (or the path's program) it died in.
+        hit = [m for m in re.findall(r"fuzz/paths/(\w+)\.py|<discharge-fuzz kernel (\w+)", stack)
+               for m in m if m in paths.NAMES]
         path = hit[0] if hit else "?"
         where = " while filing a finding" if slot.phase == "filing" else ""
         detail = f"{how}{where}"

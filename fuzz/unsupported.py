@@ -17,6 +17,7 @@ import re
 from dataclasses import dataclass
 
 from fuzz import compat, ir
+from fuzz.ops.semaphore import Read, Signal, Wait
 
 # How "this is not supported" reads in JAX's errors.
 _SAYS_UNSUPPORTED = re.compile(
@@ -34,7 +35,7 @@ class Unsupported:
     jax_versions: tuple[tuple[int, int], ...] = ((0, 12),)
 
 
-_S = ir.Semaphore("regular", (2,))
+_S = ir.Ref("regular", (2,))
 _AT1 = ir.View(0, (ir.At((ir.Int(1),)),))
 
 
@@ -47,20 +48,20 @@ TABLE: tuple[Unsupported, ...] = (
         "tpu-interpret-semaphore-read", "tpu_interpret",
         r"MLIR translation rule for primitive 'semaphore_read' not found for platform cpu",
         "the TPU interpreter has no CPU rule for semaphore_read",
-        _case(_S, ir.Read(_AT1), paths=("tpu_interpret",)), ((0, 10), (0, 12))),
+        _case(_S, Read(_AT1), paths=("tpu_interpret",)), ((0, 10), (0, 12))),
     Unsupported(
         "tpu-interpret-nondecrementing-wait", "tpu_interpret",
         r"NotImplementedError: Non-decrementing wait is not supported",
         "the TPU interpreter refuses semaphore_wait(decrement=False)",
-        _case(_S, ir.Wait(_AT1, ir.Int(0), decrement=False), paths=("tpu_interpret",)),
+        _case(_S, Wait(_AT1, ir.Int(0), decrement=False), paths=("tpu_interpret",)),
         ((0, 10), (0, 12))),
     *(Unsupported(
         f"transpose-not-dischargeable-{path}", path,
         r"NotImplementedError: .*TransposeTransform",
         "a transposed semaphore view traces, but discharge (or the TPU "
         "interpreter) has no rule for it",
-        _case(ir.Semaphore("regular" if path == "tpu_interpret" else "int16", (2, 2)),
-              ir.Signal(ir.View(0, (ir.Transpose((1, 0)), ir.At((ir.Int(0), ir.Int(1))))),
+        _case(ir.Ref("regular" if path == "tpu_interpret" else "int16", (2, 2)),
+              Signal(ir.View(0, (ir.Transpose((1, 0)), ir.At((ir.Int(0), ir.Int(1))))),
                         ir.Int(1)),
               paths=(path,)),
         ((0, 10), (0, 12))) for path in ("abstract", "run_state", "pallas_call", "tpu_interpret")),

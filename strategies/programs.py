@@ -9,8 +9,11 @@ from hypothesis import strategies as st
 from hypothesis.errors import InvalidArgument
 
 from fuzz import ir
+from fuzz.ops import mistakes as mistake_table, ops as all_ops
+from fuzz.ops.semaphore import Read, Signal, Wait
+from fuzz.ops.semaphore.common import counts
 from strategies.semaphores import semaphore_shapes, semaphores as semaphore_decls
-from strategies.transforms import TRANSFORM_KINDS, transform_chains
+from strategies.transforms import TRANSFORM_KINDS
 
 
 def operands(*, dynamic=True) -> st.SearchStrategy[ir.Int]:
@@ -20,44 +23,43 @@ def operands(*, dynamic=True) -> st.SearchStrategy[ir.Int]:
     >>> operands().example()
     Int(value=2, dynamic=True)
     """
-    values = st.integers(0, 3) | st.integers(-2**31, 2**31 - 1)
-    if not dynamic:
-        return values.map(ir.Int)
-    return st.builds(ir.Int, values, st.booleans())
+    return counts(dynamic=dynamic)
 
 
-def _usable(sems):
-    """Semaphores with at least one element (a view can reach a scalar)."""
-    return [i for i, s in enumerate(sems) if 0 not in s.shape]
-
-
-# decrement=False is rare (and not where shrinking heads): its discharge
-# collapses the ref (a known JAX bug), which would stop most cases at the
-# first tier and pull every shrink towards that bug.
-_DECREMENT = st.integers(0, 7).map(lambda n: n < 7)
+def _usable(refs):
+    """Refs with at least one element (a view can reach a scalar)."""
+    return [i for i, r in enumerate(refs) if 0 not in r.shape]
 
 
 @st.composite
-def statements(draw, sems, *, dynamic=True, max_chain=3, kinds=TRANSFORM_KINDS):
-    """A valid statement over one of ``sems`` (which must have a usable one)."""
-    usable = _usable(sems)
-    if not usable:
-        raise InvalidArgument(f"no semaphore with an element among {sems}")
-    ref = draw(st.sampled_from(usable))
-    view = ir.View(ref, draw(transform_chains(
-        sems[ref].shape, max_length=max_chain, dynamic=dynamic, kinds=kinds)))
-    # DMA semaphores may be read, but signal and wait reject them.
-    ops = ("read",) if sems[ref].kind == "dma" else ("signal", "wait", "read")
-    op = draw(st.sampled_from(ops))
-    if op == "signal":
-        return ir.Signal(view, draw(operands(dynamic=dynamic)))
-    if op == "wait":
-        # Mostly small amounts: a wait for more than the count blocks forever
-        # and leaves the program without a defined meaning (see fuzz/model.py).
-        value = draw(st.builds(ir.Int, st.integers(0, 3), st.booleans() if dynamic
-                               else st.just(False)) | operands(dynamic=dynamic))
-        return ir.Wait(view, value, draw(_DECREMENT))
-    return ir.Read(view)
+def statements(draw, refs, *, dynamic=True, max_chain=3, kinds=TRANSFORM_KINDS, ops=None,
+               body=(), among=None):
+    """A valid statement over ``refs`` (those numbered in ``among``), of one
+    of the registered ``ops`` (default: every op that one of them takes),
+    following ``body``, whose values it may use.
+
+    >>> statements((ir.Ref("int16", (2,)),), ops=(Read,)).example()
+    Read(view=View(ref=0, transforms=(At(indices=(Int(value=1, dynamic=False),)),)))
+    """
+    candidates = [d for op in (all_ops() if ops is None else ops)
+                  if (d := op.draws(refs, body=body, among=among, dynamic=dynamic,
+                                    max_chain=max_chain, transforms=kinds)) is not None]
+    if not candidates:
+        raise InvalidArgument(f"no statement of {ops or 'any op'} fits refs {refs}")
+    return draw(st.one_of(candidates))
+
+
+def data_refs(dtypes=ir.DATA_DTYPES) -> st.SearchStrategy[ir.Ref]:
+    """Data ref declarations: any of ``dtypes``, 0-D to 4-D, zero-size
+    dimensions included. Shrinks towards a scalar int8 ref.
+
+    >>> data_refs(dtypes=("float32",)).example()
+    Ref(kind='float32', shape=(2, 1), scoped=False)
+    """
+    if not dtypes or (bad := [d for d in dtypes if d not in ir.DATA_DTYPES]):
+        raise InvalidArgument(f"dtypes must be a non-empty subset of {ir.DATA_DTYPES}")
+    return st.builds(ir.Ref, st.sampled_from(tuple(dtypes)),
+                     semaphore_shapes(max_dims=4, max_side=4))
 
 
 def balance(body) -> tuple[ir.Statement, ...]:
@@ -66,23 +68,23 @@ def balance(body) -> tuple[ir.Statement, ...]:
     (negative amounts first, so that none of them blocks).
 
     >>> at0 = ir.View(0, (ir.At((ir.Int(0),)),))
-    >>> balance((ir.Signal(at0, ir.Int(2)),))
+    >>> balance((Signal(at0, ir.Int(2)),))
     (Wait(view=View(ref=0, transforms=(At(indices=(Int(value=0, dynamic=False),)),)), value=Int(value=2, dynamic=False), decrement=True),)
     """
-    undo = [ir.Signal(s.view, s.value) for s in body if isinstance(s, ir.Wait) and s.decrement]
-    signals = sorted((s for s in body if isinstance(s, ir.Signal)),
+    undo = [Signal(s.view, s.value) for s in body if isinstance(s, Wait) and s.decrement]
+    signals = sorted((s for s in body if isinstance(s, Signal)),
                      key=lambda s: s.inc.value >= 0)
-    return (*undo, *(ir.Wait(s.view, s.inc) for s in signals))
+    return (*undo, *(Wait(s.view, s.inc) for s in signals))
 
 
-def readout(sems, limit=16) -> tuple[ir.Read, ...]:
+def readout(sems, limit=16) -> tuple[Read, ...]:
     """Reads of every element (the first ``limit`` in order), so that paths
     which return only reads show their final counts too.
 
-    >>> readout((ir.Semaphore("regular", (2,)),))[1]
+    >>> readout((ir.Ref("regular", (2,)),))[1]
     Read(view=View(ref=0, transforms=(At(indices=(Int(value=1, dynamic=False),)),)))
     """
-    reads = [ir.Read(ir.View(i, (ir.At(tuple(ir.Int(k) for k in index)),) if index else ()))
+    reads = [Read(ir.View(i, (ir.At(tuple(ir.Int(k) for k in index)),) if index else ()))
              for i, sem in enumerate(sems) for index in np.ndindex(*sem.shape)]
     return tuple(reads[:limit])
 
@@ -100,17 +102,25 @@ def _check_sizes(**sizes):
 
 @st.composite
 def programs(draw, *, kinds=ir.SEMAPHORE_KINDS, shapes=None, max_semaphores=3,
+             data_dtypes=ir.DATA_DTYPES, max_data_refs=2,
              max_statements=6, max_chain=3, transforms=TRANSFORM_KINDS, dynamic=True,
              paths=ir.PATHS, endings=ENDINGS):
-    """Valid semaphore programs: every statement's view is ``()``-shaped and
-    in bounds. Shrinks towards one scalar semaphore and few, short statements.
+    """Valid programs over semaphores (of ``kinds``) and data refs (of
+    ``data_dtypes``; none without): semaphore statements on ()-shaped views,
+    data statements on views of any shape, values of the right shape and
+    dtype, every index in bounds. Shrinks towards one scalar semaphore and
+    few, short statements.
 
-    >>> programs(kinds=("int16",), max_statements=2).example()
-    Case(semaphores=(Semaphore(kind='int16', shape=(2,), scoped=False),), body=(Signal(view=View(ref=0, transforms=(At(indices=(Int(value=1, dynamic=False),)),)), inc=Int(value=1, dynamic=False), ...),), ...)
+    >>> programs(kinds=("int16",), data_dtypes=(), max_statements=2).example()
+    Case(refs=(Ref(kind='int16', shape=(2,), scoped=False),), body=(Signal(view=View(ref=0, transforms=(At(indices=(Int(value=1, dynamic=False),)),)), inc=Int(value=1, dynamic=False), ...),), ...)
     """
-    _check_sizes(max_semaphores=max_semaphores, max_statements=max_statements)
-    if max_semaphores < 1:
-        raise InvalidArgument("max_semaphores must be >= 1")
+    _check_sizes(max_semaphores=max_semaphores, max_statements=max_statements,
+                 max_data_refs=max_data_refs)
+    if bad := [d for d in data_dtypes if d not in ir.DATA_DTYPES]:
+        raise InvalidArgument(f"data_dtypes {bad} not in {ir.DATA_DTYPES}")
+    if max_semaphores < 1 and not (data_dtypes and max_data_refs):
+        raise InvalidArgument("a program needs a semaphore or a data ref: "
+                              "max_semaphores >= 1, or data_dtypes and max_data_refs")
     if bad := [p for p in paths if p not in ir.PATHS]:
         raise InvalidArgument(f"paths {bad} not in {ir.PATHS}")
     if not endings or (bad := [e for e in endings if e not in ENDINGS]):
@@ -124,103 +134,44 @@ def programs(draw, *, kinds=ir.SEMAPHORE_KINDS, shapes=None, max_semaphores=3,
     # The first semaphore has elements (unless ``shapes`` says otherwise), so
     # that a program has something to signal, wait on and read.
     first = decls(shapes=semaphore_shapes(min_side=1) if shapes is None else shapes)
-    sems = (draw(first), *draw(st.lists(decls(shapes=shapes), max_size=max_semaphores - 1)))
+    sems = (draw(first), *draw(st.lists(decls(shapes=shapes), max_size=max_semaphores - 1))
+            ) if max_semaphores else ()
+    data = tuple(draw(st.lists(data_refs(data_dtypes), min_size=not sems,
+                               max_size=max_data_refs))) if data_dtypes else ()
+    refs = sems + data
+    # Semaphore ops use the semaphores, data ops the data refs: a ref is one
+    # or the other (an int16 ref may be either).
+    families = {"semaphore": range(len(sems)), "ref": range(len(sems), len(refs))}
     body = ()
-    if _usable(sems):
-        body = tuple(draw(st.lists(
-            statements(sems, dynamic=dynamic, max_chain=max_chain, kinds=transforms),
-            min_size=min(1, max_statements), max_size=max_statements)))
+    for _ in range(draw(st.integers(min(1, max_statements), max_statements))):
+        family = draw(st.sampled_from(tuple(f for f, among in families.items()
+                                            if any(0 not in refs[i].shape for i in among))
+                                      or (None,)))
+        if family is None:
+            break
+        body += (draw(statements(
+            refs, dynamic=dynamic, max_chain=max_chain, kinds=transforms, body=body,
+            among=families[family], ops=[op for op in all_ops() if op.family == family])),)
     ending = draw(st.sampled_from(tuple(endings)))
     if "balanced" in ending:
         body += balance(body)
     if "readout" in ending:
         body += readout(sems)
-    return ir.Case(sems, body, tuple(paths))
+    return ir.Case(refs, body, tuple(paths))
 
 
 # --- invalid programs: a valid program plus one deliberate mistake ----------
 
-NON_SCALAR = ir.ExpectedError("ValueError", r"non-\(\)-shaped semaphore")
-WRONG_DTYPE = ir.ExpectedError("ValueError", r"semaphores of the following types")
-OUT_OF_BOUNDS = ir.ExpectedError("IndexError|ValueError", r"(?i)out of (bounds?|range)")
-BITCAST = ir.ExpectedError("NotImplementedError|ValueError", r"(?i)bitcast")
-OVERFLOW = ir.ExpectedError("OverflowError", r"out of bounds for int32")
-REMOTE = ir.ExpectedError("NotImplementedError", r"Remote signal not implemented")
-MULTI_CORE = ir.ExpectedError("NotImplementedError", r"Multiple core support not implemented")
-NEGATIVE_STEP = ir.ExpectedError("ValueError", r"step >= 1")
-
-MISTAKES = ("non_scalar_view", "wrong_dtype", "out_of_bounds", "bitcast",
-            "overflow", "remote", "core_index", "negative_step")
-
-
-def _statement(op, view, value=ir.Int(1)):
-    if op == "signal":
-        return ir.Signal(view, value)
-    if op == "wait":
-        return ir.Wait(view, value)
-    return ir.Read(view)
-
-
-@st.composite
-def _mistake(draw, kind, sems):
-    """(new semaphores, a wrong statement, the error it should raise)."""
-    ref = len(sems)
-    op = draw(st.sampled_from(("signal", "wait", "read")))
-    if kind == "non_scalar_view":
-        sem = draw(semaphore_decls(kinds=("regular", "barrier", "int16"),
-                                   shapes=st.lists(st.integers(1, 4), min_size=1, max_size=3).map(tuple)))
-        chain = draw(transform_chains(sem.shape, scalar=False))
-        if ir.view_shape((sem,), ir.View(0, chain)) == ():
-            chain = ()
-        return sem, _statement(op, ir.View(ref, chain)), NON_SCALAR
-    if kind == "wrong_dtype":
-        kinds = ("int32", "float32") if op == "read" else ("dma", "int32", "float32")
-        sem = draw(semaphore_decls(kinds=kinds))
-        if 0 in sem.shape:
-            sem = ir.Semaphore(sem.kind, (), sem.scoped)
-        chain = draw(transform_chains(sem.shape))
-        return sem, _statement(op, ir.View(ref, chain)), WRONG_DTYPE
-    if kind == "out_of_bounds":
-        sem = draw(semaphore_decls(kinds=("regular", "barrier", "int16"),
-                                   shapes=st.lists(st.integers(0, 4), min_size=1, max_size=3).map(tuple)))
-        axis = draw(st.integers(0, len(sem.shape) - 1))
-        n = sem.shape[axis]
-        bad = draw(st.integers(n, n + 3) | st.integers(-n - 3, -n - 1))
-        indices = [ir.Int(bad) if d == axis else ir.Int(0) for d in range(len(sem.shape))]
-        return sem, _statement(op, ir.View(ref, (ir.At(tuple(indices)),))), OUT_OF_BOUNDS
-    sem = draw(semaphore_decls(shapes=st.sampled_from([(), (2,), (2, 2)]),
-                               kinds=("regular", "barrier", "int16")))
-    chain = draw(transform_chains(sem.shape))
-    if kind == "bitcast":
-        # An int16 ref bitcast to int16 is a no-op, not a mistake.
-        t = ir.Bitcast(draw(st.sampled_from(
-            [d for d in ir.BITCAST_DTYPES if not (sem.kind == "int16" == d)])))
-        at = draw(st.integers(0, len(chain)))
-        return sem, _statement(op, ir.View(ref, (*chain[:at], t, *chain[at:]))), BITCAST
-    if kind == "negative_step":
-        sem = ir.Semaphore(sem.kind, (3, *sem.shape), sem.scoped)
-        step = draw(st.integers(-2, -1))
-        view = ir.View(ref, (ir.At((ir.Slice(None, None, step),)), ir.At((ir.Int(0),)), *chain))
-        return sem, _statement(op, view), NEGATIVE_STEP
-    view = ir.View(ref, chain)
-    if kind == "overflow":
-        value = ir.Int(draw(st.integers(2**31, 2**40) | st.integers(-2**40, -2**31 - 1)))
-        return sem, _statement(draw(st.sampled_from(("signal", "wait"))), view, value), OVERFLOW
-    if kind == "remote":
-        device_id = draw(st.builds(ir.Int, st.integers(0, 3), st.booleans()))
-        id_type = draw(st.sampled_from((None, "mesh", "logical")))
-        return sem, ir.Signal(view, ir.Int(1), device_id=device_id,
-                              device_id_type=id_type), REMOTE
-    core = draw(st.builds(ir.Int, st.integers(0, 1), st.booleans()))
-    return sem, ir.Signal(view, ir.Int(1), core_index=core), MULTI_CORE
+MISTAKES = tuple(mistake_table())
 
 
 @st.composite
 def invalid_programs(draw, *, mistakes=MISTAKES, max_statements=3, paths=ir.PATHS):
     """Programs with one deliberate mistake, each carrying the clean error a
-    user should get (``case.expect``): non-scalar views, wrong dtypes,
+    user should get (``case.expect``). The mistakes are the op families'
+    (`fuzz.ops.mistakes`): non-scalar semaphore views, wrong dtypes,
     out-of-bounds indices, unsupported transforms and slice steps,
-    out-of-range operands and unsupported operands.
+    out-of-range operands, unsupported operands, ...
 
     >>> invalid_programs(mistakes=("wrong_dtype",)).example().expect
     ExpectedError(type='ValueError', match='semaphores of the following types')
@@ -229,8 +180,8 @@ def invalid_programs(draw, *, mistakes=MISTAKES, max_statements=3, paths=ir.PATH
         raise InvalidArgument(f"mistakes must be a non-empty subset of {MISTAKES}")
     base = draw(programs(max_statements=max_statements, max_semaphores=2, paths=paths))
     kind = draw(st.sampled_from(tuple(mistakes)))
-    sem, stmt, expect = draw(_mistake(kind, base.semaphores))
+    ref, stmt, expect = draw(mistake_table()[kind].draw(base.refs))
     expect = dataclasses.replace(expect, primitive=ir.primitive(stmt))
     at = draw(st.integers(0, len(base.body)))
     body = (*base.body[:at], stmt, *base.body[at:])
-    return ir.Case((*base.semaphores, sem), body, tuple(paths), expect)
+    return ir.Case((*base.refs, ref), body, tuple(paths), expect)

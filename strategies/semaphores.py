@@ -49,7 +49,7 @@ def semaphore_shapes(*, min_dims=0, max_dims=3, min_side=0, max_side=4
 
 
 def semaphores(*, kinds=ir.SEMAPHORE_KINDS, shapes=None, scoped=None
-               ) -> st.SearchStrategy[ir.Semaphore]:
+               ) -> st.SearchStrategy[ir.Ref]:
     """Semaphore declarations.
 
     >>> semaphores(kinds=("int16",), shapes=st.just((4,))).example()
@@ -60,4 +60,4 @@ def semaphores(*, kinds=ir.SEMAPHORE_KINDS, shapes=None, scoped=None
     for name, s in (("shapes", shapes), ("scoped", scoped)):
         if not isinstance(s, st.SearchStrategy):
             raise InvalidArgument(f"{name}={s!r} must be a strategy")
-    return st.builds(ir.Semaphore, semaphore_kinds(kinds), shapes, scoped)
+    return st.builds(ir.Ref, semaphore_kinds(kinds), shapes, scoped)

@@ -79,7 +79,7 @@ def test_a_segfault_a_hang_and_a_memory_hog_become_findings_and_the_campaign_goe
     assert symptoms["crash"]["path"] in ("abstract", "run_state", "pallas_call", "tpu_interpret")
     for f in symptoms.values():  # the case it died on was saved before it ran
         regression = json.loads((tmp_path / "corpus" / "regressions" / f"{f['id']}.json").read_text())
-        assert regression["case"]["semaphores"]
+        assert regression["case"]["refs"]
     # A fresh worker took over after each death, until the budget ran out.
     assert summary["restarts"] == {"crash": 1, "timeout": 1, "oom": 1}
     assert summary["stopped_by"] == "budget" and not summary["errors"]

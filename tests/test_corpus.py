@@ -9,6 +9,7 @@ import pytest
 
 from fuzz import cli, compat, corpus, findings, ir, oracles, render, serialize
 from fuzz.campaign import Stats, check_property
+from fuzz.ops.semaphore import Read
 
 ROOT = os.path.join(os.path.dirname(__file__), os.pardir, "corpus")
 SEEDS = corpus.files(ROOT, "seed")
@@ -63,11 +64,11 @@ HOSTILE = "ValueError') or __import__('os').system('echo pwned') #"
 
 
 @pytest.mark.parametrize("changes, says", [
-    ({"case.semaphores.0.shape": "2"}, "case.semaphores[0].shape: expected a list"),
+    ({"case.refs.0.shape": "2"}, "case.refs[0].shape: expected a list"),
     ({"case.schema": 99}, "schema: version 99"),
     ({"corpus": 2}, "corpus: format 2"),
     ({"kind": "exploit"}, "kind: 'exploit'"),
-    ({"case.semaphores.0.kind": "int16'); import os; ('"}, "semaphore kind"),
+    ({"case.refs.0.kind": "int16'); import os; ('"}, "ref kind"),
     ({"case.expect": {"type": HOSTILE, "match": "x", "primitive": "?"}}, "case.expect.type"),
     ({"case.expect": {"type": "ValueError", "match": "(", "primitive": "?"}}, "not a regular expression"),
     ({"id": "../../etc/passwd"}, "id:"),
@@ -92,7 +93,7 @@ def test_truncated_file_is_refused_by_the_cli_in_one_line(tmp_path, capsys):
 
 def test_a_hostile_regex_stays_a_string_in_the_reproducer():
     payload = "'''\nimport os; os.system('echo pwned')\n\"\"\""
-    case = ir.Case((ir.Semaphore("int16", (2,)),), (ir.Read(ir.View(0)),),
+    case = ir.Case((ir.Ref("int16", (2,)),), (Read(ir.View(0)),),
                    expect=ir.ExpectedError("ValueError", payload, "semaphore_read"))
     tree = ast.parse(render.render_check(case, "pallas_call"))
     imported = {a.name for n in ast.walk(tree) if isinstance(n, (ast.Import, ast.ImportFrom))

@@ -6,12 +6,14 @@ import types
 
 import jax.numpy as jnp
 import pytest
-from hypothesis import HealthCheck, given, seed, settings, strategies as st
+from hypothesis import strategies as st
 
-from fuzz import compat, findings, ir, known_findings, minimize, oracles, unsupported
+from fuzz import compat, oracles, unsupported
+from fuzz.ops.semaphore import Read, Signal
 from jax._src.pallas import hlo_interpreter
 from jax._src.state import discharge as state_discharge
 from strategies import programs
+from hunting import hunt
 
 signal_p, wait_p, _ = compat.SEMAPHORE_PRIMITIVES
 
@@ -21,7 +23,7 @@ def _int16(*paths):
     (reshape and transpose views mostly hit known JAX bugs and unsupported
     features first, which would leave few cases to evaluate), run only on
     ``paths``, those whose runs show the bug; the others would only cost time."""
-    return programs(kinds=("int16",), transforms=("at",), max_semaphores=2, max_statements=4,
+    return programs(kinds=("int16",), data_dtypes=(), transforms=("at",), max_semaphores=2, max_statements=4,
                     paths=paths)
 
 
@@ -60,27 +62,7 @@ def _to_the_next_element(old, new):
 
 
 def _hunt(cls, names, strategy=RUN_STATE, max_examples=100):
-    """The failure Hypothesis finds and shrinks, running only the oracles
-    ``names`` (the others would find the planted bug too, and cost time)."""
-    @settings(max_examples=max_examples, deadline=None, database=None,
-              report_multiple_bugs=False, suppress_health_check=list(HealthCheck))
-    @seed(0)
-    @given(strategy)
-    def prop(case):
-        report = oracles.check(case, oracles=names)
-        for f in report.failures:
-            if isinstance(f, cls) and not known_findings.match(f, report.failures):
-                raise f
-
-    with pytest.raises(cls) as caught:
-        prop()
-    f = caught.value
-    # Then the IR-level reduction, as a finding gets before it is filed.
-    sig = findings.signature(f)
-    f.case = minimize.minimize(f.case, lambda c: any(
-        findings.signature(g) == sig for g in oracles.check(c, oracles=names).failures)).case
-    assert len(f.case.body) <= 3 and len(f.case.semaphores) <= 2, f.case
-    return f
+    return hunt(cls, names, strategy, max_examples=max_examples)
 
 
 def _caught(cls):
@@ -93,7 +75,7 @@ def test_model_catches_a_signal_landing_on_the_wrong_element(plant):
     plant(compat.discharge_rules(), signal_p, _changing_update(signal_p, _to_the_next_element))
     f = _caught(oracles.ModelMismatch)
     assert f.primitive == "semaphore_signal"
-    assert any(len(s.shape) >= 1 for s in f.case.semaphores)
+    assert any(len(s.shape) >= 1 for s in f.case.refs)
 
 
 def test_model_catches_a_signal_rule_dropping_every_second_update(plant):
@@ -179,9 +161,9 @@ def test_vmap_stack_catches_a_batching_rule_that_mixes_up_batch_elements(plant):
     # vmap-stack applies to kernels that end with every count at 0; batch
     # elements differ only where a read comes after a dynamic amount.
     def read_after_dynamic_signal(case):
-        firsts = [n for n, s in enumerate(case.body) if isinstance(s, ir.Signal) and s.inc.dynamic]
-        return bool(firsts) and any(isinstance(s, ir.Read) for s in case.body[firsts[0]:])
-    balanced = programs(kinds=("int16",), shapes=st.just(()), max_semaphores=1, max_statements=4,
+        firsts = [n for n, s in enumerate(case.body) if isinstance(s, Signal) and s.inc.dynamic]
+        return bool(firsts) and any(isinstance(s, Read) for s in case.body[firsts[0]:])
+    balanced = programs(kinds=("int16",), data_dtypes=(), shapes=st.just(()), max_semaphores=1, max_statements=4,
                         paths=("pallas_call",), endings=("balanced",))
     f = _hunt(oracles.VmapMismatch, ("vmap-stack",),
               strategy=balanced.filter(read_after_dynamic_signal))

@@ -3,6 +3,7 @@ import jax.numpy as jnp
 import pytest
 
 from fuzz import compat, findings, ir, oracles
+from fuzz.ops.semaphore import Read, Signal, Wait
 from jax._src.pallas import primitives as pallas_primitives
 
 signal_p, wait_p, read_p = compat.SEMAPHORE_PRIMITIVES
@@ -21,11 +22,11 @@ def _at(*ints):
 
 
 # Two programs that differ in shapes, indices, counts and statements.
-ONE = ir.Case((ir.Semaphore("int16", (3,)),), (ir.Signal(_at(1), ir.Int(2)),))
-OTHER = ir.Case((ir.Semaphore("int16", (2, 4)), ir.Semaphore("regular", ())),
-                (ir.Signal(ir.View(1), ir.Int(1)), ir.Signal(_at(1, 3), ir.Int(7)),
-                 ir.Read(_at(0, 0))))
-WAIT = ir.Case((ir.Semaphore("int16", (2,)),), (ir.Wait(_at(1), ir.Int(0)),))
+ONE = ir.Case((ir.Ref("int16", (3,)),), (Signal(_at(1), ir.Int(2)),))
+OTHER = ir.Case((ir.Ref("int16", (2, 4)), ir.Ref("regular", ())),
+                (Signal(ir.View(1), ir.Int(1)), Signal(_at(1, 3), ir.Int(7)),
+                 Read(_at(0, 0))))
+WAIT = ir.Case((ir.Ref("int16", (2,)),), (Wait(_at(1), ir.Int(0)),))
 
 
 def _record(case, tmp_path):

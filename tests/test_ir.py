@@ -8,28 +8,29 @@ import pytest
 from hypothesis import given
 
 from fuzz import ir, paths, render, serialize
+from fuzz.ops.semaphore import Read, Signal, Wait
 from strategies import invalid_programs, programs
 
 SAMPLE = ir.Case(
-    semaphores=(ir.Semaphore("int16", (4,)), ir.Semaphore("barrier", (2, 3), scoped=True),
-                ir.Semaphore("regular", ())),
+    refs=(ir.Ref("int16", (4,)), ir.Ref("barrier", (2, 3), scoped=True),
+                ir.Ref("regular", ())),
     body=(
-        ir.Signal(ir.View(0, (ir.At((ir.Int(-3),)),)), ir.Int(3)),
-        ir.Signal(ir.View(1, (ir.At((ir.Int(1, True), ir.Slice(None, None, 2))),
+        Signal(ir.View(0, (ir.At((ir.Int(-3),)),)), ir.Int(3)),
+        Signal(ir.View(1, (ir.At((ir.Int(1, True), ir.Slice(None, None, 2))),
                               ir.At((ir.Int(-1),)))), ir.Int(2)),
-        ir.Wait(ir.View(1, (ir.Reshape((3, 2)), ir.At((ir.Ellipsis_(), ir.Int(2), ir.Int(0))))),
+        Wait(ir.View(1, (ir.Reshape((3, 2)), ir.At((ir.Ellipsis_(), ir.Int(2), ir.Int(0))))),
                 ir.Int(1, True), decrement=True),
-        ir.Signal(ir.View(2, ()), ir.Int(5, True)),
-        ir.Read(ir.View(0, (ir.At((ir.Ds(ir.Int(1, True), 2),)), ir.At((ir.Int(0),))))),
-        ir.Read(ir.View(1, (ir.At((ir.IntArray((1, 0), True), ir.Int(2))), ir.At((ir.Int(0),))))),
-        ir.Read(ir.View(2, ())),
+        Signal(ir.View(2, ()), ir.Int(5, True)),
+        Read(ir.View(0, (ir.At((ir.Ds(ir.Int(1, True), 2),)), ir.At((ir.Int(0),))))),
+        Read(ir.View(1, (ir.At((ir.IntArray((1, 0), True), ir.Int(2))), ir.At((ir.Int(0),))))),
+        Read(ir.View(2, ())),
     ))
 ARRAYS_ONLY = ir.Case(
-    semaphores=(ir.Semaphore("int16", (2, 3)), ir.Semaphore("int16", ())),
-    body=(ir.Signal(ir.View(0, (ir.At((ir.Slice(None, None, 2), ir.Int(1, True))), ir.At((ir.Int(-1),)))),
+    refs=(ir.Ref("int16", (2, 3)), ir.Ref("int16", ())),
+    body=(Signal(ir.View(0, (ir.At((ir.Slice(None, None, 2), ir.Int(1, True))), ir.At((ir.Int(-1),)))),
                     ir.Int(7)),
-          ir.Wait(ir.View(1, ()), ir.Int(2, True)),
-          ir.Read(ir.View(0, (ir.At((ir.Int(1), ir.Int(1))),)))))
+          Wait(ir.View(1, ()), ir.Int(2, True)),
+          Read(ir.View(0, (ir.At((ir.Int(1), ir.Int(1))),)))))
 
 
 @given(programs())
@@ -57,14 +58,14 @@ def _mutate(**edit):
     (serialize.dumps(SAMPLE)[:-40], "not valid JSON"),
     ("[]", "a case is a JSON object"),
     (_mutate(schema=99), "schema"),
-    (_mutate(**{"semaphores/0/shape": "4"}), "case.semaphores[0].shape"),
-    (_mutate(**{"semaphores/0/shape/0": "x"}), "case.semaphores[0].shape[0]"),
-    (_mutate(**{"semaphores/0/kind": "__import__('os').system('x')"}), "semaphore kind"),
+    (_mutate(**{"refs/0/shape": "4"}), "case.refs[0].shape"),
+    (_mutate(**{"refs/0/shape/0": "x"}), "case.refs[0].shape[0]"),
+    (_mutate(**{"refs/0/kind": "__import__('os').system('x')"}), "ref kind"),
     (_mutate(**{"body/0/view/transforms/0/op": "exec"}), "case.body[0].view.transforms[0].op"),
     (_mutate(**{"body/0/bogus": 1}), "case.body[0].bogus"),
     (_mutate(**{"body/2/decrement": "yes"}), "case.body[2].decrement"),
     (_mutate(**{"body/0/inc/value": 1.5}), "case.body[0].inc.value"),
-    (_mutate(**{"body/0/view/ref": 9}), "semaphore 9"),
+    (_mutate(**{"body/0/view/ref": 9}), "ref 9"),
 ])
 def test_bad_json_is_rejected_naming_the_field(text, field):
     with pytest.raises(serialize.CaseFormatError, match=None) as e:
@@ -73,17 +74,24 @@ def test_bad_json_is_rejected_naming_the_field(text, field):
     assert "\n" not in str(e.value)
 
 
+def test_schema_1_cases_load_as_refs():
+    data = serialize.to_data(SAMPLE)
+    data["schema"] = 1
+    data["semaphores"] = data.pop("refs")
+    assert serialize.from_data(data) == SAMPLE
+
+
 def test_ir_rejects_malformed_cases():
-    with pytest.raises(ir.IRError, match="at least one semaphore"):
+    with pytest.raises(ir.IRError, match="at least one ref"):
         ir.Case((), ())
     with pytest.raises(ir.IRError, match="path"):
-        ir.Case((ir.Semaphore("int16", ()),), (), paths=("gpu",))
+        ir.Case((ir.Ref("int16", ()),), (), paths=("gpu",))
     with pytest.raises(ir.IRError, match="bitcast dtype"):
-        ir.Case((ir.Semaphore("int16", ()),), (ir.Read(ir.View(0, (ir.Bitcast("os.system"),))),))
+        ir.Case((ir.Ref("int16", ()),), (Read(ir.View(0, (ir.Bitcast("os.system"),))),))
 
 
 def test_view_shapes_follow_numpy():
-    sems = (ir.Semaphore("int16", (4, 3)),)
+    sems = (ir.Ref("int16", (4, 3)),)
     assert ir.view_shape(sems, ir.View(0, (ir.At((ir.IntArray((0, 1, 2)), ir.Slice(None, 2))),))) == (3, 2)
     assert ir.view_shape(sems, ir.View(0, (ir.Transpose((1, 0)), ir.Reshape((2, 6))))) == (2, 6)
     assert ir.view_shape(sems, ir.View(0, (ir.At((ir.Ellipsis_(), ir.Int(-1))),))) == (4,)

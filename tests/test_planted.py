@@ -7,6 +7,7 @@ import pytest
 
 from fuzz import compat, findings, known_findings, minimize, oracles, probes
 from fuzz.campaign import run_campaign
+from fuzz.ops.semaphore import Wait
 from jax._src.pallas import primitives as pallas_primitives
 from jax._src.state import discharge as state_discharge
 from strategies import invalid_programs, programs
@@ -38,7 +39,7 @@ def _caught(strategy, cls, primitive=None, max_examples=150):
 def _small(case, statements=2, chain=2):
     assert len(case.body) <= statements, case
     assert all(len(s.view.transforms) <= chain for s in case.body), case
-    assert all(len(s.shape) <= 2 for s in case.semaphores), case
+    assert all(len(s.shape) <= 2 for s in case.refs), case
 
 
 def _behaves_like_real_jax(case):
@@ -51,7 +52,7 @@ def test_seed_oracle_catches_a_rule_storing_a_wrongly_shaped_semaphore(plant):
     # signal stores its new value with an extra leading axis: the next use of
     # the semaphore sees a shape that is neither the aval's nor ().
     plant(compat.discharge_rules(), signal_p, _rule_returning(signal_p, lambda v: v[None]))
-    f = _caught(programs(kinds=("int16",)), oracles.SeedInvariantViolation)
+    f = _caught(programs(kinds=("int16",), data_dtypes=()), oracles.SeedInvariantViolation)
     assert f.primitive in ("semaphore_signal", "semaphore_wait", "semaphore_read")
     assert "is neither the aval shape" in str(f)
     _small(f.case)
@@ -62,10 +63,10 @@ def test_seed_oracle_catches_a_rule_storing_a_wrongly_shaped_semaphore(plant):
 def test_strict_oracle_catches_a_rule_returning_the_wrong_dtype(plant):
     plant(compat.discharge_rules(), wait_p,
           _rule_returning(wait_p, lambda v: v.astype(jnp.int32)))
-    f = _caught(programs(kinds=("int16",)), oracles.AvalNotPreserved, "semaphore_wait")
+    f = _caught(programs(kinds=("int16",), data_dtypes=()), oracles.AvalNotPreserved, "semaphore_wait")
     assert "int32[" in str(f) and "int16[" in str(f)
     _small(f.case, statements=1, chain=1)
-    assert isinstance(f.case.body[0], __import__("fuzz").ir.Wait)
+    assert isinstance(f.case.body[0], Wait)
 
 
 def test_strict_oracle_catches_a_rule_returning_the_wrong_shape(plant):
@@ -73,16 +74,16 @@ def test_strict_oracle_catches_a_rule_returning_the_wrong_shape(plant):
     # strict invariant sees the whole ref replaced by one element.
     plant(compat.discharge_rules(), signal_p,
           _rule_returning(signal_p, lambda v: v.reshape(-1)[0] if v.size else v))
-    f = _caught(programs(kinds=("int16",)), oracles.AvalNotPreserved, "semaphore_signal")
+    f = _caught(programs(kinds=("int16",), data_dtypes=()), oracles.AvalNotPreserved, "semaphore_signal")
     assert "returned a new value int16[]" in str(f)
     _small(f.case, statements=1)
-    assert f.case.semaphores[f.case.body[0].view.ref].shape != ()
+    assert f.case.refs[f.case.body[0].view.ref].shape != ()
 
 
 def test_valid_runs_oracle_catches_transform_semaphore_ignoring_transforms(plant):
     real = pallas_primitives._transform_semaphore
     plant(pallas_primitives, "_transform_semaphore", lambda value, transforms, aval: value)
-    f = _caught(programs(kinds=("int16",)), oracles.UnexpectedError)
+    f = _caught(programs(kinds=("int16",), data_dtypes=()), oracles.UnexpectedError)
     assert f.primitive.startswith("semaphore_")
     _small(f.case, statements=1, chain=1)
     # The error is the plant's: real JAX runs the same case without it.
@@ -96,7 +97,7 @@ def test_abstract_concrete_oracle_catches_a_discharge_driver_dropping_state(plan
     def flattening(*args, **kwargs):  # returns every final ref value flattened
         return [v.reshape(-1) for v in real(*args, **kwargs)]
     plant(state_discharge, "_eval_jaxpr_discharge_state", flattening)
-    f = _caught(programs(kinds=("int16",)), oracles.AbstractConcreteMismatch)
+    f = _caught(programs(kinds=("int16",), data_dtypes=()), oracles.AbstractConcreteMismatch)
     assert "abstract evaluation promised" in str(f)
     _small(f.case, statements=1, chain=1)
 

@@ -7,6 +7,7 @@ import pytest
 
 from fuzz import findings, ir, reproducer
 from fuzz.campaign import run_campaign
+from fuzz.ops.semaphore import Read, Signal
 from jax._src.pallas import primitives as pallas_primitives
 from strategies import programs
 
@@ -16,8 +17,8 @@ PLANT_IGNORE_TRANSFORMS = (
     "primitives._transform_semaphore = lambda value, transforms, aval: value\n")
 
 # The smallest program a person would write to show it: one indexed signal.
-HAND_WRITTEN_TRIGGER = ir.Case((ir.Semaphore("int16", (2,)),),
-                               (ir.Signal(ir.View(0, (ir.At((ir.Int(0),)),)), ir.Int(1)),))
+HAND_WRITTEN_TRIGGER = ir.Case((ir.Ref("int16", (2,)),),
+                               (Signal(ir.View(0, (ir.At((ir.Int(0),)),)), ir.Int(1)),))
 
 
 @pytest.fixture
@@ -32,11 +33,11 @@ def ignore_transforms(monkeypatch):
 
 def _size(case):
     return (len(case.body), sum(len(s.view.transforms) for s in case.body),
-            len(case.semaphores), sum(len(s.shape) for s in case.semaphores))
+            len(case.refs), sum(len(s.shape) for s in case.refs))
 
 
 def test_planted_bug_is_found_minimized_and_reproduced_standalone(ignore_transforms, tmp_path):
-    stats = run_campaign(programs(kinds=("int16",), max_statements=4), max_examples=60, seed=1)
+    stats = run_campaign(programs(kinds=("int16",), data_dtypes=(), max_statements=4), max_examples=60, seed=1)
     assert not stats.errors, stats.errors
     found = [f for f in stats.failures if f.oracle == "valid-runs"]
     assert found, stats.failures
@@ -56,8 +57,8 @@ def test_planted_bug_is_found_minimized_and_reproduced_standalone(ignore_transfo
 
 
 def test_expected_values_are_checked_when_given():
-    case = ir.Case((ir.Semaphore("int16", ()),),
-                   (ir.Signal(ir.View(0), ir.Int(3)), ir.Read(ir.View(0))), paths=("pallas_call",))
+    case = ir.Case((ir.Ref("int16", ()),),
+                   (Signal(ir.View(0), ir.Int(3)), Read(ir.View(0))), paths=("pallas_call",))
     right = reproducer.check_script(reproducer.script(case, "pallas_call", values=[[3]]))
     wrong = reproducer.check_script(reproducer.script(case, "pallas_call", values=[[4]]))
     assert right["exit_code"] == 0 and wrong["exit_code"] == 1, (right, wrong)

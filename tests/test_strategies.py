@@ -4,7 +4,8 @@ import pytest
 from hypothesis import find, given, settings, strategies as st
 from hypothesis.errors import InvalidArgument
 
-from fuzz import ir
+from fuzz import ir, ops
+from fuzz.ops.semaphore import Read, Signal, Wait
 from strategies import (invalid_programs, programs, semaphore_shapes, semaphores,
                         transform_chains)
 from strategies.programs import MISTAKES
@@ -25,14 +26,14 @@ def _indices(case):
 
 @pytest.mark.parametrize("kind", ir.SEMAPHORE_KINDS)
 def test_every_semaphore_kind_occurs(kind):
-    _find(programs(), lambda c: any(s.kind == kind for s in c.semaphores) and c.body)
+    _find(programs(), lambda c: any(s.kind == kind for s in c.refs) and c.body)
 
 
 @pytest.mark.parametrize("shape_test", [
     lambda s: s == (), lambda s: len(s) == 1, lambda s: len(s) == 2, lambda s: len(s) == 3,
     lambda s: 0 in s])
 def test_scalar_array_and_zero_size_shapes_occur(shape_test):
-    _find(programs(), lambda c: any(shape_test(s.shape) for s in c.semaphores))
+    _find(programs(), lambda c: any(shape_test(s.shape) for s in c.refs))
 
 
 @pytest.mark.parametrize("wanted", [
@@ -58,14 +59,14 @@ def test_bitcast_occurs_in_invalid_programs():
 
 
 @pytest.mark.parametrize("wanted", [
-    lambda s: isinstance(s, ir.Signal) and not s.inc.dynamic,
-    lambda s: isinstance(s, ir.Signal) and s.inc.dynamic,
-    lambda s: isinstance(s, ir.Signal) and s.inc.value > 2**15,
-    lambda s: isinstance(s, ir.Wait) and s.value.dynamic,
-    lambda s: isinstance(s, ir.Wait) and not s.value.dynamic,
-    lambda s: isinstance(s, ir.Wait) and s.decrement,
-    lambda s: isinstance(s, ir.Wait) and not s.decrement,
-    lambda s: isinstance(s, ir.Read),
+    lambda s: isinstance(s, Signal) and not s.inc.dynamic,
+    lambda s: isinstance(s, Signal) and s.inc.dynamic,
+    lambda s: isinstance(s, Signal) and s.inc.value > 2**15,
+    lambda s: isinstance(s, Wait) and s.value.dynamic,
+    lambda s: isinstance(s, Wait) and not s.value.dynamic,
+    lambda s: isinstance(s, Wait) and s.decrement,
+    lambda s: isinstance(s, Wait) and not s.decrement,
+    lambda s: isinstance(s, Read),
 ], ids=["signal_static", "signal_dynamic", "signal_large", "wait_dynamic", "wait_static",
         "wait_decrement", "wait_no_decrement", "read"])
 def test_every_parameter_value_kind_occurs(wanted):
@@ -73,8 +74,8 @@ def test_every_parameter_value_kind_occurs(wanted):
 
 
 @pytest.mark.parametrize("wanted", [
-    lambda s: isinstance(s, ir.Signal) and s.device_id is not None and s.device_id_type,
-    lambda s: isinstance(s, ir.Signal) and s.core_index is not None,
+    lambda s: isinstance(s, Signal) and s.device_id is not None and s.device_id_type,
+    lambda s: isinstance(s, Signal) and s.core_index is not None,
 ], ids=["device_id", "core_index"])
 def test_unsupported_parameters_occur_in_invalid_programs(wanted):
     _find(invalid_programs(), lambda c: any(wanted(s) for s in c.body))
@@ -83,28 +84,30 @@ def test_unsupported_parameters_occur_in_invalid_programs(wanted):
 @pytest.mark.parametrize("mistake", MISTAKES)
 def test_every_mistake_occurs(mistake):
     case = _find(invalid_programs(mistakes=(mistake,)), lambda c: True)
-    assert case.expect is not None and case.expect.primitive.startswith("semaphore_")
+    assert case.expect is not None and case.expect.primitive in {op.primitive for op in ops.ops()}
 
 
 @given(programs())
-def test_valid_statements_use_scalar_views(case):
+def test_valid_semaphore_statements_use_scalar_views(case):
     assert case.valid
     for s in case.body:
-        assert ir.view_shape(case, s.view) == ()
+        if s.family == "semaphore":
+            assert ir.view_shape(case, s.view) == ()
 
 
 @given(st.data(), semaphore_shapes(min_side=1))
 def test_chains_reach_scalars_and_non_scalars(data, shape):
     chain = data.draw(transform_chains(shape))
-    assert ir.view_shape((ir.Semaphore("int16", shape),), ir.View(0, chain)) == ()
+    assert ir.view_shape((ir.Ref("int16", shape),), ir.View(0, chain)) == ()
     free = data.draw(transform_chains(shape, scalar=False))
-    ir.view_shape((ir.Semaphore("int16", shape),), ir.View(0, free))
+    ir.view_shape((ir.Ref("int16", shape),), ir.View(0, free))
 
 
 def test_shrinking_heads_for_small_programs():
-    case = _find(programs(), lambda c: any(isinstance(s, ir.Wait) for s in c.body))
-    assert len(case.body) == 1 and case.semaphores[0].shape == ()
-    assert len(case.body[0].view.transforms) == 0
+    case = _find(programs(), lambda c: any(isinstance(s, Wait) for s in c.body))
+    # One wait, or a signal and the wait that balances it.
+    assert len(case.body) <= 2 and case.refs[0].shape == () and len(case.refs) == 1
+    assert all(len(s.view.transforms) == 0 for s in case.body)
 
 
 @pytest.mark.parametrize("bad", [

@@ -1,0 +1,30 @@
+"""The statement kinds, one module each, in a folder per family.
+
+Importing this package registers every statement kind with the IR (see
+`fuzz.ir.Statement`): its node, how it is written as source, what it means
+in the model, its valid draws, its mistakes and its simplifications all live
+in the op's own module. A family's ``__init__`` lists its ops and its known
+findings. Adding a statement kind is adding a module to a family.
+"""
+from __future__ import annotations
+
+from fuzz.ops import ref, semaphore
+from fuzz.ops.base import KnownFinding, Mistake, Op
+
+FAMILIES = (semaphore, ref)
+
+__all__ = ["FAMILIES", "KnownFinding", "Mistake", "Op", "known_findings", "mistakes", "ops"]
+
+
+def ops() -> tuple[type[Op], ...]:
+    """Every statement kind, family by family."""
+    return tuple(op for family in FAMILIES for op in family.OPS)
+
+
+def known_findings() -> tuple[KnownFinding, ...]:
+    return tuple(k for family in FAMILIES for k in family.KNOWN_FINDINGS)
+
+
+def mistakes() -> dict[str, Mistake]:
+    """Every mistake an invalid program can make, by name."""
+    return {m.name: m for family in FAMILIES for m in family.MISTAKES}

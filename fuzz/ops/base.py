@@ -1,0 +1,84 @@
+"""What every op module provides, and the records families share.
+
+An op is a `fuzz.ir.Statement` subclass (the node, plain data) that also
+knows how it is written (``source``), what it means (``run``), how it is
+drawn (``draws``), what is wrong with it (``mistakes``) and how it gets
+simpler (``simpler``). Defining the class registers it.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Callable, Iterator
+
+from hypothesis import strategies as st
+
+from fuzz import ir
+
+Trigger = Callable[[ir.Case, int], bool]
+
+
+class Op(ir.Statement):
+    """Interface of a statement kind (class attributes ``tag``, ``primitive``,
+    ``family`` come from `ir.Statement`)."""
+
+    def source(self, e) -> str:
+        """The statement as one line of Python, through emitter ``e``
+        (`fuzz.emit.Source`: ``e.view``, ``e.operand``, ...)."""
+        raise NotImplementedError
+
+    def run(self, memory, n: int) -> str | None:
+        """Apply the statement (number ``n``) to `fuzz.model.Memory`; return
+        why the program has no meaning from here on, or None."""
+        raise NotImplementedError
+
+    def effect(self) -> int:
+        """What the statement adds to the count it names (semaphores only)."""
+        return 0
+
+    def mistakes(self, case: ir.Case) -> set[str]:
+        """Names of the `Mistake`s this statement of ``case`` makes (empty: valid)."""
+        return set()
+
+    def simpler(self, case: ir.Case) -> Iterator[ir.Statement]:
+        """Simpler variants of this statement of ``case``, by its own operands
+        (views are simplified generically by the minimizer)."""
+        return iter(())
+
+    def vary(self) -> ir.Statement:
+        """The same statement with other dynamic amounts (never other views):
+        the second batch element of vmap-stack."""
+        return self
+
+    def complexity(self) -> int:
+        """Extra features that make this statement harder to read (0: none)."""
+        return 0
+
+    @classmethod
+    def draws(cls, refs, *, body=(), among=None, **options) -> st.SearchStrategy | None:
+        """Valid statements of this kind over ``refs`` (those numbered in
+        ``among``, default all), following ``body`` (whose values it may use),
+        or None when none of the refs can take one. ``options``: ``dynamic``,
+        ``max_chain``, ``transforms``."""
+        return None
+
+
+@dataclass(frozen=True)
+class Mistake:
+    """One kind of invalid program: ``draw(refs)`` gives a strategy of
+    (a new ref, a statement over it as ref number ``len(refs)``, the clean
+    error a user should get). The minimizer keeps the set of mistakes a case
+    makes (each op's ``mistakes``) unchanged, by these same names."""
+    name: str
+    draw: Callable[[tuple], st.SearchStrategy]
+
+
+@dataclass(frozen=True)
+class KnownFinding:
+    id: str
+    description: str
+    symptoms: tuple[tuple[str, str], ...]        # (oracle, message regex)
+    example: ir.Case
+    # Does statement k of a case have what the bug needs?
+    trigger: Trigger
+    consequences: tuple[tuple[str, str], ...] = ()
+    jax_versions: tuple[tuple[int, int], ...] = ((0, 10), (0, 12))  # seen on

@@ -1,0 +1,171 @@
+"""What the data-ref ops share: the values they store, how a view is split
+for ``ref[idx]`` syntax, and how statements over data refs are drawn.
+
+Typing follows JAX's ``ref_swap`` (jax/_src/state/primitives.py): the value
+must have exactly the indexed shape (no broadcasting) and the ref's dtype;
+a weakly typed Python scalar of the same kind (int for an integer ref, float
+for a floating one) is converted (``_maybe_implicit_cast``).
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import ClassVar, Union
+
+import numpy as np
+from hypothesis import strategies as st
+
+from fuzz import ir
+from fuzz.ops.base import Op
+
+INTEGER = ("int8", "int16", "int32", "uint8", "uint32")
+FLOATING = ("float16", "bfloat16", "float32")
+
+
+@dataclass(frozen=True)
+class Iota:
+    """An array constant: ``start, start + 1, ...`` in C order, of ``dtype``
+    (for bool: whether each is odd)."""
+    dtype: str
+    shape: tuple[int, ...]
+    start: int = 0
+    tag: ClassVar[str] = "iota"
+
+    def source(self, e) -> str:
+        # Computed in the kernel: a NumPy constant would be a captured
+        # constant, which pallas_call refuses ("pass them as inputs").
+        from fuzz.emit import dtype_source
+        numbers = (f"jax.lax.iota(jnp.int32, {math.prod(self.shape)})"
+                   f".reshape({tuple(self.shape)!r})")
+        numbers += f" + {int(self.start)}" if self.start else ""
+        if self.dtype == "bool":
+            return f"({numbers}) % 2 == 1"
+        return f"({numbers}).astype({dtype_source(self.dtype)})"
+
+    def array(self) -> np.ndarray:
+        from fuzz.model import dtype
+        numbers = np.arange(math.prod(self.shape), dtype=np.int64).reshape(self.shape) + self.start
+        return numbers % 2 == 1 if self.dtype == "bool" else numbers.astype(dtype(self.dtype))
+
+
+@dataclass(frozen=True)
+class Scalar:
+    """A Python scalar (weakly typed in JAX)."""
+    value: bool | int | float
+    tag: ClassVar[str] = "scalar"
+
+    def source(self, e) -> str:
+        return repr(self.value)
+
+
+Value = Union[Iota, Scalar, ir.Result]
+
+
+def value_source(e, v: Value) -> str:
+    return e.result(v) if isinstance(v, ir.Result) else v.source(e)
+
+
+def value_of(memory, v: Value, kind: str) -> tuple[np.ndarray, bool]:
+    """The model's value of operand ``v`` and whether it is weakly typed;
+    a weak scalar is already converted to ``kind``, as JAX converts it."""
+    from fuzz.model import dtype
+    if isinstance(v, ir.Result):
+        return memory.values[v.stmt], False
+    if isinstance(v, Scalar):
+        return np.asarray(v.value).astype(dtype(kind)), True
+    return v.array(), False
+
+
+def kind_of(x) -> str:
+    return "bool" if isinstance(x, bool) else "float" if isinstance(x, float) else "int"
+
+
+class RefOp(Op):
+    family = "ref"
+
+    def ref_kind(self, refs) -> str:
+        return refs[self.view.ref].kind
+
+    def check(self, case, n):
+        if case.refs[self.view.ref].is_semaphore:
+            raise ir.IRError(f"statement {n}: {self.tag} of a semaphore")
+
+    def mistakes(self, case) -> set[str]:
+        try:
+            ir.view_shape(case, self.view)
+        except ir.IRError:
+            return {"data_out_of_bounds"}
+        return set()
+
+
+def written(memory, n: int, view: ir.View, new: np.ndarray) -> None:
+    """Store ``new`` at ``view``'s positions (no position twice), recording
+    statement ``n`` as the writer of each element it changed."""
+    flat = memory.arrays[view.ref].reshape(-1)
+    pos = memory.where(view).reshape(-1)
+    new = np.asarray(new, dtype=flat.dtype).reshape(-1)
+    changed = flat[pos].view(np.uint8).reshape(len(pos), -1) != new.view(np.uint8).reshape(len(pos), -1)
+    flat[pos] = new
+    memory.writers[view.ref].reshape(-1)[pos[changed.any(axis=1)]] = n
+
+
+def duplicates(memory, view: ir.View) -> bool:
+    pos = memory.where(view)
+    return np.unique(pos).size < pos.size
+
+
+# --- draws --------------------------------------------------------------------
+
+def data_views(refs, *, among, dynamic, max_chain, transforms, last_at_only=False):
+    """Views of the data refs among ``refs`` (any shape, in bounds); with
+    ``last_at_only``, at most one indexer, and it comes last (addupdate)."""
+    from strategies.transforms import TRANSFORM_KINDS, at_indexers, transform_chains
+    usable = [i for i, r in enumerate(refs) if not r.is_semaphore and 0 not in r.shape
+              and (among is None or i in among)]
+    if not usable:
+        return None
+    allowed = tuple(TRANSFORM_KINDS if transforms is None else transforms)
+
+    @st.composite
+    def views(draw):
+        ref = draw(st.sampled_from(usable))
+        shape = refs[ref].shape
+        if not last_at_only:
+            chain = draw(transform_chains(shape, max_length=max_chain, dynamic=dynamic,
+                                          scalar=False, kinds=allowed))
+            return ir.View(ref, chain)
+        chain = draw(transform_chains(shape, max_length=max_chain, dynamic=dynamic, scalar=False,
+                                      kinds=tuple(k for k in allowed if k != "at")))
+        after = ir.view_shape(refs, ir.View(ref, chain))
+        if "at" in allowed and after and 0 not in after and draw(st.booleans()):
+            chain += (draw(at_indexers(after, dynamic=dynamic)),)
+        return ir.View(ref, chain)
+    return views()
+
+
+def values(refs, view: ir.View, earlier) -> st.SearchStrategy:
+    """Values a store to ``view`` takes: an array constant of the view's shape
+    and the ref's dtype, a Python scalar for a ()-shaped view, or the value
+    of an ``earlier`` statement ((number, shape, dtype) triples) that fits."""
+    kind, shape = refs[view.ref].kind, ir.view_shape(refs, view)
+    options = [st.builds(Iota, st.just(kind), st.just(shape), st.integers(0, 20))]
+    if shape == ():
+        python = {"bool": st.booleans(), "float": st.integers(0, 20).map(float)}
+        options.append(python.get("bool" if kind == "bool" else "float" if kind in FLOATING
+                                  else "int", st.integers(0, 20)).map(Scalar))
+    fits = [n for n, s, d in earlier if s == shape and d == kind]
+    if fits:
+        options.append(st.sampled_from(fits).map(ir.Result))
+    return st.one_of(options)
+
+
+def produced(case, n: int) -> tuple[tuple, str]:
+    """(shape, dtype) of the value statement ``n`` of ``case`` gives."""
+    view = case.body[n].view
+    return ir.view_shape(case, view), case.refs[view.ref].kind
+
+
+def earlier_values(body, refs) -> list[tuple[int, tuple, str]]:
+    """(statement number, shape, dtype) of each value ``body`` produces."""
+    return [(n, ir.view_shape(refs, s.view), refs[s.view.ref].kind)
+            for n, s in enumerate(body) if s.produces_value]

@@ -1,0 +1,56 @@
+"""The mistakes a data-ref statement can make, each with the clean error a
+user should get (the names match each op's ``mistakes``)."""
+from __future__ import annotations
+
+from hypothesis import strategies as st
+
+from fuzz import ir
+from fuzz.ops.base import Mistake
+from fuzz.ops.ref.common import Iota
+from fuzz.ops.ref.get import Get
+from fuzz.ops.ref.swap import Swap
+
+OUT_OF_BOUNDS = ir.ExpectedError("IndexError|ValueError", r"(?i)out of (bounds?|range)")
+VALUE_SHAPE = ir.ExpectedError("ValueError", r"Invalid shape for `swap`")
+VALUE_DTYPE = ir.ExpectedError("ValueError", r"Invalid dtype for `swap`")
+
+_KINDS = ("int8", "int32", "uint8", "float16", "float32", "bool")
+
+
+def _refs():
+    from strategies.semaphores import semaphore_shapes
+    return st.builds(ir.Ref, st.sampled_from(_KINDS), semaphore_shapes(min_dims=1, min_side=1))
+
+
+@st.composite
+def _out_of_bounds(draw, refs):
+    ref = draw(_refs())
+    axis = draw(st.integers(0, len(ref.shape) - 1))
+    n = ref.shape[axis]
+    bad = draw(st.integers(n, n + 3) | st.integers(-n - 3, -n - 1))
+    view = ir.View(len(refs), (ir.At(tuple(ir.Int(bad) if d == axis else ir.Int(0)
+                                           for d in range(len(ref.shape)))),))
+    stmt = draw(st.sampled_from((Get(view), Swap(view, Iota(ref.kind, ())))))
+    return ref, stmt, OUT_OF_BOUNDS
+
+
+@st.composite
+def _value_shape(draw, refs):
+    ref = draw(_refs())
+    shape = draw(st.lists(st.integers(1, 3), max_size=3).map(tuple).filter(
+        lambda s: s != ref.shape))
+    return ref, Swap(ir.View(len(refs)), Iota(ref.kind, shape)), VALUE_SHAPE
+
+
+@st.composite
+def _value_dtype(draw, refs):
+    ref = draw(_refs())
+    dtype = draw(st.sampled_from([k for k in _KINDS if k != ref.kind]))
+    return ref, Swap(ir.View(len(refs)), Iota(dtype, ref.shape)), VALUE_DTYPE
+
+
+MISTAKES = (
+    Mistake("data_out_of_bounds", _out_of_bounds),
+    Mistake("value_shape", _value_shape),
+    Mistake("value_dtype", _value_dtype),
+)

@@ -1,0 +1,87 @@
+"""``x[idx] = value`` (or ``old = jax.ref.swap(x, idx, value)``): store a
+value into a view of a data ref."""
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+
+from hypothesis import strategies as st
+
+from fuzz import ir
+from fuzz.ops.ref.common import (FLOATING, INTEGER, Iota, RefOp, Value, data_views,
+                                 duplicates, earlier_values, kind_of, value_of, value_source,
+                                 produced, values, written)
+
+
+@dataclass(frozen=True)
+class Swap(RefOp):
+    view: ir.View
+    value: Value
+    returns: bool = False   # ``jax.ref.swap``, whose old value later statements may use
+    tag = "swap"
+    primitive = "swap"
+
+    @property
+    def produces_value(self) -> bool:
+        return self.returns
+
+    def source(self, e) -> str:
+        ref, idx = e.split(self.view)
+        value = value_source(e, self.value)
+        if self.returns:
+            return f"v{e.n} = jax.ref.swap({ref}, {e.indexer(idx)}, {value})"
+        return f"{ref}[{e.subscript(idx)}] = {value}"
+
+    def run(self, memory, n):
+        if duplicates(memory, self.view):
+            return (f"statement {n} stores twice to one element: which store wins "
+                    "is not specified")
+        new, _ = value_of(memory, self.value, memory.case.refs[self.view.ref].kind)
+        if self.returns:
+            memory.values[n] = memory.arrays[self.view.ref].reshape(-1)[memory.where(self.view)]
+        written(memory, n, self.view, new)
+        return None
+
+    def mistakes(self, case):
+        return super().mistakes(case) or value_mistakes(case, self.view, self.value)
+
+    def simpler(self, case):
+        if self.returns:
+            yield replace(self, returns=False)
+        if isinstance(self.value, ir.Result):
+            yield replace(self, value=Iota(*reversed(produced(case, self.value.stmt))))
+
+    def complexity(self) -> int:
+        return self.returns + isinstance(self.value, ir.Result)
+
+    @classmethod
+    def draws(cls, refs, *, body=(), among=None, dynamic=True, max_chain=3, transforms=None):
+        views = data_views(refs, among=among, dynamic=dynamic, max_chain=max_chain,
+                           transforms=transforms)
+        if views is None:
+            return None
+        earlier = earlier_values(body, refs)
+        return views.filter(lambda v: not _has_duplicates(refs, v)).flatmap(
+            lambda view: st.builds(cls, st.just(view), values(refs, view, earlier),
+                                   st.booleans()))
+
+
+def _has_duplicates(refs, view) -> bool:
+    from fuzz.model import positions
+    import numpy as np
+    pos = positions(tuple(refs[view.ref].shape), view, refs[view.ref].bits)
+    return np.unique(pos).size < pos.size
+
+
+def value_mistakes(case, view, value) -> set[str]:
+    """What is wrong with storing ``value`` to ``view`` (shape, dtype)."""
+    kind, shape = case.refs[view.ref].kind, ir.view_shape(case, view)
+    if isinstance(value, (Iota, ir.Result)):
+        got_shape, got_kind = ((value.shape, value.dtype) if isinstance(value, Iota)
+                               else produced(case, value.stmt))
+        found = set() if got_shape == shape else {"value_shape"}
+        return found | (set() if got_kind == kind else {"value_dtype"})
+    found = set() if shape == () else {"value_shape"}
+    fits = (kind_of(value.value) == "bool" and kind == "bool"
+            or kind_of(value.value) == "int" and kind in INTEGER
+            or kind_of(value.value) == "float" and kind in FLOATING)
+    return found | (set() if fits else {"value_dtype"})

@@ -1,0 +1,273 @@
+"""Findings in real, unpatched JAX on semaphore statements that the
+properties already know about (matched by `fuzz.known_findings`)."""
+from __future__ import annotations
+
+import numpy as np
+
+from fuzz import ir, model
+from fuzz.ops.base import KnownFinding, Trigger
+from fuzz.ops.semaphore.read import Read
+from fuzz.ops.semaphore.signal import Signal
+from fuzz.ops.semaphore.wait import Wait
+
+
+def _transforms(case: ir.Case, k: int):
+    return case.body[k].view.transforms
+
+
+def _is(*kinds):
+    return lambda case, k: isinstance(case.body[k], kinds)
+
+
+def _both(*triggers: Trigger) -> Trigger:
+    return lambda case, k: all(t(case, k) for t in triggers)
+
+
+def _has(kind) -> Trigger:
+    return lambda case, k: any(isinstance(t, kind) for t in _transforms(case, k))
+
+
+def _collapsing_wait(case, k) -> bool:
+    """A non-decrementing wait through a view that is not the whole ref."""
+    stmt = case.body[k]
+    return (isinstance(stmt, Wait) and not stmt.decrement and bool(stmt.view.transforms)
+            and case.refs[stmt.view.ref].shape != ())
+
+
+def _last_transform_not_indexer(case, k) -> bool:
+    chain = _transforms(case, k)
+    return bool(chain) and not isinstance(chain[-1], ir.At)
+
+
+def _out_of_bounds(case, k) -> bool:
+    """The view has a static integer index and no shape by NumPy's rules."""
+    static_int = any(isinstance(i, ir.Int) and not i.dynamic
+                     for t in _transforms(case, k) if isinstance(t, ir.At) for i in t.indices)
+    try:
+        ir.view_shape(case, case.body[k].view)
+    except ir.IRError as e:
+        return static_int and "out of bounds" in str(e)
+    return False
+
+
+def _indexes_zero_size(case, k) -> bool:
+    return 0 in case.refs[case.body[k].view.ref].shape and _has(ir.At)(case, k)
+
+
+def _non_scalar_read(case, k) -> bool:
+    if not isinstance(case.body[k], Read):
+        return False
+    try:
+        return ir.view_shape(case, case.body[k].view) != ()
+    except ir.IRError:
+        return True
+
+
+def _data_dtype_read(case, k) -> bool:
+    return (isinstance(case.body[k], Read)
+            and case.refs[case.body[k].view.ref].kind not in ir.SEMAPHORE_KINDS)
+
+
+def _counts_past_16_bits(case, k) -> bool:
+    """Signals and waits on statement k's ref move its counts by 2**15 or more."""
+    ref = case.body[k].view.ref
+    moved = sum(abs(s.inc.value) if isinstance(s, Signal) else abs(s.value.value)
+                for s in case.body if isinstance(s, (Signal, Wait)) and s.view.ref == ref)
+    return moved >= 2**15
+
+
+def _strided_and_int_index(case, k) -> bool:
+    """A strided slice and an integer index in one chain (s.at[0, ::2].at[0],
+    s.reshape(..).at[:, 0, ::2])."""
+    indices = [i for t in _transforms(case, k) if isinstance(t, ir.At) for i in t.indices]
+    return (any(isinstance(i, ir.Slice) and i.step not in (None, 1) for i in indices)
+            and any(isinstance(i, ir.Int) for i in indices))
+
+
+def _duplicate_index(case: ir.Case, k: int) -> bool:
+    """Statement k's view gathers one element twice (an int array repeating an
+    index, also as -1 and 0 of a length-1 axis)."""
+    stmt = case.body[k]
+    chain = stmt.view.transforms
+    for n, t in enumerate(chain):
+        if isinstance(t, ir.At) and any(isinstance(i, ir.IntArray) for i in t.indices):
+            try:
+                pos = model.positions(case.refs[stmt.view.ref].shape,
+                                      ir.View(stmt.view.ref, chain[:n + 1]))
+            except model.ModelError:
+                return False
+            if np.unique(pos).size < pos.size:
+                return True
+    return False
+
+
+def _reshape_then_index(case, k) -> bool:
+    chain = _transforms(case, k)
+    return any(isinstance(t, ir.Reshape) for t in chain) and isinstance(chain[-1], ir.At)
+
+
+_SIGNAL_OR_WAIT = _is(Signal, Wait)
+
+
+def _case(sem, *body, expect=None):
+    return ir.Case((sem,), tuple(body), expect=expect)
+
+
+_AT0 = ir.View(0, (ir.At((ir.Int(0),)),))
+_INVALID = "invalid-rejected"
+
+KNOWN_FINDINGS: tuple[KnownFinding, ...] = (
+    KnownFinding(
+        "wait-nondecrement-collapses-ref",
+        "semaphore_wait(decrement=False) discharge returns the transformed "
+        "(scalar) view as the new value of the whole semaphore ref",
+        symptoms=(("aval-preserved",
+                   r"semaphore_wait\[decrement=False\] returned a new value \w+\[\] "),),
+        consequences=(
+            ("abstract-concrete", r"final r\d+ is int16\[\]; abstract evaluation promised int16\[\d"),
+            ("aval-preserved", r"^run_scoped returned a new value int16\[\] for operand"),
+            # Later signals and waits on the collapsed ref see a scalar value.
+            ("aval-preserved", r"^semaphore_(signal|wait\[decrement=True\]) returned a new "
+                               r"value \w+\[\] for operand 0"),
+            ("valid-runs", r"while_loop body function carry input and carry output must have equal types"),
+            (_INVALID, r"while_loop body function carry input and carry output must have equal types"),
+            ("valid-runs", r"Length of slice indices must match number of operand dimensions \(\d+ vs \(\)\)"),
+            ("valid-runs", r"IndexError: Too many indices: array is 0-dimensional"),
+            ("valid-runs", r"ValueError: Cannot lower jaxpr with verifier errors"),
+            ("valid-runs", r"ValueError: axis \d+ is out of bounds for array of dimension 0"),
+            # ...and in invalid programs, before their own mistake is reached.
+            (_INVALID, r"Length of slice indices must match number of operand dimensions \(\d+ vs \(\)\)"),
+            # The reruns meet it too: jit lowers the collapsed ref, the
+            # re-indexed program indexes it.
+            ("jit-eager", r"raised ValueError: Cannot lower jaxpr with verifier errors"),
+            ("chain-equivalence", r"re-indexed program raised ValueError: Length of slice indices "
+                                  r"must match number of operand dimensions \(\d+ vs \(\)\)"),
+        ),
+        trigger=_collapsing_wait,
+        example=_case(ir.Ref("int16", (2,)), Wait(_AT0, ir.Int(0), decrement=False))),
+    KnownFinding(
+        "check-sem-avals-last-transform-not-indexer",
+        "signal/wait on a view whose last transform is a reshape/transpose/bitcast "
+        "crash in check_sem_avals (AttributeError: get_indexer_shape)",
+        symptoms=(("valid-runs", r"AttributeError: '\w+Transform' object has no attribute 'get_indexer_shape'"),
+                  (_INVALID, r"AttributeError: '\w+Transform' object has no attribute 'get_indexer_shape'")),
+        trigger=_both(_SIGNAL_OR_WAIT, _last_transform_not_indexer),
+        example=_case(ir.Ref("int16", ()),
+                      Signal(ir.View(0, (ir.Reshape(()),)), ir.Int(1)))),
+    KnownFinding(
+        "transpose-not-dischargeable",
+        "a transposed semaphore view traces but its discharge raises NotImplementedError",
+        # In valid programs this is an unsupported feature (fuzz/unsupported.py);
+        # it is a finding where it hides the error an invalid program should get.
+        symptoms=((_INVALID, r"NotImplementedError: .*TransposeTransform"),),
+        trigger=_has(ir.Transpose),
+        example=_case(ir.Ref("int16", (1, 1)), Signal(ir.View(0, (
+            ir.Transpose((1, 0)), ir.At((ir.Int(3), ir.Int(0))))), ir.Int(1)),
+            expect=ir.ExpectedError("IndexError|ValueError", r"(?i)out of (bounds?|range)",
+                                    "semaphore_signal"))),
+    KnownFinding(
+        "static-index-out-of-bounds-accepted",
+        "an out-of-bounds static integer index into a semaphore is accepted "
+        "(clamped) instead of raising",
+        symptoms=((_INVALID, r"ran without error; expected IndexError\|ValueError matching '\(\?i\)out of"),),
+        trigger=_out_of_bounds,
+        example=_case(ir.Ref("int16", (2,)),
+                      Signal(ir.View(0, (ir.At((ir.Int(2),)),)), ir.Int(1)),
+                      expect=ir.ExpectedError("IndexError|ValueError", r"(?i)out of (bounds?|range)",
+                                              "semaphore_signal"))),
+    KnownFinding(
+        "index-into-zero-size-typeerror",
+        "indexing a zero-size semaphore dimension fails deep in lax.slice with a "
+        "TypeError instead of a clean out-of-bounds error",
+        symptoms=((_INVALID, r"^TypeError: slice slice_sizes must be less than or equal to operand shape"),),
+        trigger=_indexes_zero_size,
+        example=_case(ir.Ref("int16", (0,)), Signal(_AT0, ir.Int(1)),
+                      expect=ir.ExpectedError("IndexError|ValueError", r"(?i)out of (bounds?|range)",
+                                              "semaphore_signal"))),
+    KnownFinding(
+        "read-view-shape-unchecked",
+        "semaphore_read does not check that its view is ()-shaped: it is accepted "
+        "or fails later with an unrelated shape error",
+        symptoms=((_INVALID, r"^semaphore_read ran without error; expected ValueError matching 'non-"),
+                  (_INVALID, r"expected ValueError matching 'non-.*from semaphore_read$")),
+        trigger=_non_scalar_read,
+        example=_case(ir.Ref("int16", (1,)), Read(ir.View(0, ())),
+                      expect=ir.ExpectedError("ValueError", r"non-\(\)-shaped semaphore",
+                                              "semaphore_read"))),
+    KnownFinding(
+        "bitcast-semaphore-unclear-error",
+        "nothing rejects a bitcast of a semaphore (or of the int16 ref standing in "
+        "for one) with a clear error: it fails later and elsewhere ('unexpected input: "
+        "dtype=semaphore', IndexError, a dynamic_update_slice dtype TypeError, 'cannot "
+        "reshape', the second-minor bitwidth check), or a read of it is accepted",
+        symptoms=((_INVALID, r"^(\w+ ran without error|ValueError: unexpected input: "
+                             r"dtype=\w*semaphore|IndexError: |TypeError: (lax\.)?dynamic_update_slice|"
+                             r"ValueError: cannot reshape|\w+Error: .*second-minor).*expected "
+                             r"NotImplementedError\|ValueError matching '\(\?i\)bitcast'"),),
+        trigger=_has(ir.Bitcast),
+        example=_case(ir.Ref("regular", (2,)),
+                      Signal(ir.View(0, (ir.Bitcast("int16"), ir.At((ir.Int(0),)))), ir.Int(1)),
+                      expect=ir.ExpectedError("NotImplementedError|ValueError", r"(?i)bitcast",
+                                              "semaphore_signal"))),
+    KnownFinding(
+        "read-dtype-unchecked",
+        "semaphore_read accepts a ref of any dtype (int32, float32), unlike signal and wait",
+        symptoms=((_INVALID, r"^semaphore_read ran without error; expected ValueError "
+                             r"matching 'semaphores of the following types'"),),
+        trigger=_data_dtype_read,
+        example=_case(ir.Ref("float32", ()), Read(ir.View(0, ())),
+                      expect=ir.ExpectedError("ValueError", "semaphores of the following types",
+                                              "semaphore_read"))),
+    KnownFinding(
+        "run-state-jit-semaphore-effect",
+        "pl.run_state of a kernel that uses semaphores runs eagerly, but under "
+        "jax.jit fails to lower: 'Cannot lower jaxpr with effects: SemaphoreEffect'. "
+        "run_state's abstract eval lets the body's SemaphoreEffect escape; with it "
+        "filtered out, jit lowers and agrees with eager",
+        symptoms=(("jit-eager", r"^under jax.jit raised ValueError: Cannot lower jaxpr with "
+                                r"effects: .*SemaphoreEffect"),),
+        trigger=lambda case, k: True,   # any semaphore statement: the effect is the program's
+        example=_case(ir.Ref("int16", ()), Signal(ir.View(0), ir.Int(0)))),
+    KnownFinding(
+        "semaphore-counts-wrap-at-16-bits",
+        "the HLO interpreter keeps semaphore counts in int16, so a count past "
+        "32767 wraps silently (the TPU interpreter keeps the exact count)",
+        symptoms=(("model-vs-path", r"\(16-bit wraparound of the expected count\)$"),),
+        consequences=(
+            ("path-vs-path", r"^tpu_interpret leaves -?\d+ at kernel exit; run_state ends"),
+            ("path-vs-path", r"^read \d+ is -?\d+ on \w+, -?\d+ on \w+$"),),
+        trigger=_counts_past_16_bits,
+        example=_case(ir.Ref("int16", ()), Signal(ir.View(0), ir.Int(32768)))),
+    KnownFinding(
+        "strided-slice-then-index-typedint",
+        "signal/wait through a strided slice followed by an integer index "
+        "(s.at[0, ::2].at[0]) fail: 'Invalid type of idxer: TypedInt'",
+        symptoms=(("valid-runs", r"ValueError: Invalid type of idxer: TypedInt"),
+                  (_INVALID, r"ValueError: Invalid type of idxer: TypedInt")),
+        trigger=_strided_and_int_index,
+        example=_case(ir.Ref("int16", (1, 2)), Signal(ir.View(0, (
+            ir.At((ir.Int(0), ir.Slice(None, None, 2))), ir.At((ir.Int(0),)))), ir.Int(0)))),
+    KnownFinding(
+        "duplicate-gather-index-loses-update",
+        "a signal or wait through a view gathered with repeated indices "
+        "(s.at[idx].at[0], idx = [0, 0]) is lost: the write-back scatter lets "
+        "the untouched duplicate win",
+        symptoms=(("model-vs-path", r"(^read \d+|^final r\d+.*) is -?\d+, expected -?\d+$"),
+                  ("chain-equivalence", r"^results differ when every view is one static index")),
+        trigger=_both(_SIGNAL_OR_WAIT, _duplicate_index),
+        example=_case(ir.Ref("int16", (2,)), Signal(ir.View(0, (
+            ir.At((ir.IntArray((0, 0), dynamic=True),)), ir.At((ir.Int(0),)))), ir.Int(1)))),
+    KnownFinding(
+        "reshaped-view-swap-rank-mismatch",
+        "signal/wait through a reshape followed by an index fail in "
+        "transform_swap_array ('Length of slice indices must match ...', or "
+        "'Too many indices' when the index gathers)",
+        symptoms=(("valid-runs", r"ValueError: Length of slice indices must match number of operand dimensions"),
+                  (_INVALID, r"ValueError: Length of slice indices must match number of operand dimensions"),
+                  # With a gather after the reshape: s.at[0].reshape((1,)).at[idx].at[0]
+                  ("valid-runs", r"IndexError: Too many indices: array is 0-dimensional")),
+        trigger=_reshape_then_index,
+        example=_case(ir.Ref("int16", ()), Signal(
+            ir.View(0, (ir.Reshape((1,)), ir.At((ir.Int(0),)))), ir.Int(1))),
+        jax_versions=((0, 10),)),
+)

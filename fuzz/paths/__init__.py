@@ -1,0 +1,172 @@
+"""Discharge paths, one module each: how a case runs on it.
+
+A path module has ``NAME``, ``COST`` (the minimizer keeps the cheapest path
+that fails), ``EVALUATES`` (whether it computes values), ``not_applicable``,
+``harness`` (the Python source that runs the kernel there) and ``run``. The
+live run executes the *rendered program*: the header here, the kernel
+(`fuzz.emit`) and the path's harness, so a reproducer is exactly the program
+that ran (fuzz/render.py adds only what checks its result).
+
+Every path reports the avals the abstract evaluation promises and the avals
+(and values) it actually produced, and what it lets us observe of the
+program's meaning (semaphore reads, final ref contents), so oracles can
+compare them.
+"""
+from __future__ import annotations
+
+import importlib
+from dataclasses import dataclass, field
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from fuzz import emit, ir, model
+
+# Errors are data here: keep JAX's own frames in their tracebacks, so that a
+# failure is pinned to its statement (fuzz/blame.py) and its signature names
+# the JAX functions it passed through.
+jax.config.update("jax_traceback_filtering", "off")
+
+Aval = tuple  # (shape tuple, dtype name)
+
+NAMES = ir.PATHS
+
+
+@dataclass
+class Outcome:
+    """What one path did with one case."""
+    path: str
+    names: tuple[str, ...] = ()        # what each result is ("out", "r0", ...)
+    declared: tuple[Aval, ...] = ()    # avals the refs were declared with
+    promised: tuple[Aval, ...] = ()    # avals abstract evaluation promises
+    produced: tuple[Aval, ...] = ()    # avals the path actually produced
+    values: tuple = ()                 # concrete results (evaluating paths)
+    error: BaseException | None = None
+    # What the run shows of the program's meaning (None: not observable here).
+    reads: tuple[int, ...] | None = None   # each semaphore read, in program order
+    state: dict[int, list] | None = None   # ref number -> its final contents
+    leftover: int | None = None            # the count the TPU interpreter
+                                           # reports at kernel exit (0: none)
+    # The aval abstract evaluation gives each statement's value (abstract path).
+    value_avals: dict[int, Aval] = field(default_factory=dict)
+    notes: list[str] = field(default_factory=list)
+
+
+def first_line(e: BaseException) -> str:
+    """``Type: first line of the message``: how an error is named in messages.
+    An error that carries a Python traceback (a failed callback) is named by
+    the error at the end of it, which says what went wrong."""
+    text = str(e).strip().splitlines()
+    first = text[0] if text else ""
+    if "Traceback (most recent call last)" in first:
+        first = first.split("Traceback")[0] + text[-1].strip()
+    return f"{type(e).__name__}: {first}"[:300]
+
+
+def aval_of(x) -> Aval:
+    return (tuple(int(d) for d in x.shape), str(jnp.dtype(x.dtype)))
+
+
+def not_applicable(case: ir.Case, path: str) -> str | None:
+    """Why ``path`` cannot express ``case`` (None if it can)."""
+    return MODULES[path].not_applicable(case)
+
+
+# --- what every path's program shares -----------------------------------------
+
+def unscoped(case: ir.Case) -> list[int]:
+    return [i for i, r in enumerate(case.refs) if not r.scoped]
+
+
+def physical_dtype(ref: ir.Ref) -> str:
+    """Semaphores are int16 arrays once discharged, as interpret mode does."""
+    return "int16" if ref.is_semaphore else ref.kind
+
+
+def dyn(case: ir.Case) -> np.ndarray:
+    return np.asarray(case.dynamic_values or (0,), dtype=np.int32)
+
+
+def out_len(case: ir.Case) -> int:
+    return max(case.num_reads, 1)
+
+
+def physical_avals(case: ir.Case) -> tuple[Aval, ...]:
+    """The avals of ``dyn``, ``out`` and each unscoped ref, as discharged."""
+    return (((len(dyn(case)),), "int32"), ((out_len(case),), "int32"),
+            *[(tuple(case.refs[i].shape), physical_dtype(case.refs[i])) for i in unscoped(case)])
+
+
+def initial_source(case: ir.Case, i: int) -> str:
+    """Ref ``i``'s initial contents as source: the `model.initial` pattern."""
+    ref = case.refs[i]
+    shape = tuple(int(d) for d in ref.shape)
+    if i not in model.data_refs(case):
+        return f"jnp.zeros({shape!r}, {emit.dtype_source(physical_dtype(ref))})"
+    pattern = f"np.arange({int(np.prod(shape, dtype=np.int64))}).reshape({shape!r}) % 7 + 1"
+    if ref.kind == "bool":
+        return f"jnp.asarray(({pattern}) % 2 == 1)"
+    return f"jnp.asarray({pattern}, {emit.dtype_source(ref.kind)})"
+
+
+HEADER = '''\
+# discharge-fuzz case (schema {schema}) on path `{path}`.
+import json
+{imports}
+DYN = jnp.array({dyn!r}, dtype=jnp.int32)  # dynamic operands, in body order
+OUT = ({out},)  # one int32 slot per semaphore read
+
+'''
+
+RUN = '''
+def run():
+    f, args = function()
+    return f(*args)
+'''
+
+RUN_JIT = '''
+def run():
+    f, args = function()
+    return jax.jit(f)(*args)  # the bug shows under jit only
+'''
+
+
+def program(case: ir.Case, path: str, *, jit: bool = False) -> tuple[str, dict[int, int]]:
+    """The program that runs ``case`` on ``path``: imports, inputs, the kernel
+    and the path's harness, which defines ``run()`` (and, on evaluating
+    paths, ``function()``: the program as a function and its arguments).
+    Returns the source and which statement each of its lines is."""
+    if path not in MODULES:
+        raise ValueError(f"unknown path {path!r}; known: {NAMES}")
+    if reason := not_applicable(case, path):
+        raise ValueError(f"cannot render for {path}: {reason}")
+    header = HEADER.format(schema=ir.SCHEMA_VERSION, path=path, imports=emit.IMPORTS,
+                           dyn=dyn(case).tolist(), out=out_len(case))
+    lines, where = emit.kernel_lines(case)
+    offset = header.count("\n")
+    harness = MODULES[path].harness(case)
+    if MODULES[path].EVALUATES:
+        harness += RUN_JIT if jit else RUN
+    text = header + "\n".join(lines) + "\n\n" + harness
+    return text, {offset + line: n for line, n in where.items()}
+
+
+def load(case: ir.Case, path: str) -> dict:
+    """The namespace of ``case``'s program on ``path``, executed."""
+    text, where = program(case, path)
+    return emit.execute(text, where, name=path)
+
+
+def run(case: ir.Case, path: str, **options) -> Outcome:
+    """Run ``case`` on ``path``; an exception is recorded, not raised."""
+    try:
+        return MODULES[path].run(case, **options)
+    except Exception as e:  # noqa: BLE001 - every JAX error is data here
+        return Outcome(path, error=e)
+
+
+# The path modules use the helpers above, so they load last.
+MODULES = {name: importlib.import_module(f"fuzz.paths.{name}") for name in NAMES}
+EVALUATING = tuple(n for n, m in MODULES.items() if m.EVALUATES)
+COST = {n: m.COST for n, m in MODULES.items()}

@@ -1,0 +1,88 @@
+"""``abstract``: ``make_jaxpr`` of the kernel over ``AbstractRef``s, semaphore
+dtypes physicalized as interpret mode does, then ``discharge_state``. Nothing
+is evaluated. No public API discharges without evaluating, so its harness
+uses JAX internals."""
+from __future__ import annotations
+
+from fuzz import blame, emit, ir, paths
+
+NAME, COST, EVALUATES = "abstract", 1, False
+
+_HARNESS = '''\
+def trace():
+    """The kernel traced over abstract refs."""
+    from jax._src.state.types import AbstractRef
+    from jax._src import core
+    avals = [AbstractRef(core.ShapedArray(DYN.shape, jnp.int32)),
+             AbstractRef(core.ShapedArray(OUT, jnp.int32)),
+             {ref_avals}]
+    return jax.make_jaxpr(kernel)(*avals)
+
+
+def run():
+    from jax._src.state.discharge import discharge_state
+    from jax._src.pallas.hlo_interpreter import resolve_physical_types
+    from jax._src import core
+    import inspect
+    closed = trace()
+    jaxpr, consts = resolve_physical_types(closed.jaxpr, closed.consts)
+    if hasattr(core, "ClosedJaxpr"):  # JAX < 0.12
+        physical = core.ClosedJaxpr(jaxpr, consts)
+    else:
+        physical = jaxpr.with_consts(consts) if consts else jaxpr
+    strip = ({{"strip_memory_space": True}} if "strip_memory_space"  # JAX >= 0.12
+             in inspect.signature(discharge_state).parameters else {{}})
+    return tuple(jax.ShapeDtypeStruct(a.shape, a.dtype)
+                 for a in discharge_state(physical, **strip).out_avals)
+'''
+
+
+def not_applicable(case: ir.Case) -> str | None:
+    if not case.valid and any(r.scoped for r in case.refs):
+        return ("run_scoped's discharge rule leaves scoped refs undischarged, so "
+                "a mistake on one cannot surface without evaluation")
+    return None
+
+
+def _ref_aval(ref: ir.Ref) -> str:
+    if ref.is_semaphore:
+        return f"{emit.allocation_source(ref)}.get_ref_aval()"
+    return f"AbstractRef(core.ShapedArray({tuple(ref.shape)!r}, {emit.dtype_source(ref.kind)}))"
+
+
+def harness(case: ir.Case) -> str:
+    return _HARNESS.format(ref_avals=", ".join(
+        _ref_aval(case.refs[i]) for i in paths.unscoped(case)))
+
+
+def run(case: ir.Case) -> paths.Outcome:
+    o = paths.Outcome(NAME, names=("dyn", "out", *[f"r{i}" for i in paths.unscoped(case)]),
+                      declared=paths.physical_avals(case))
+    o.promised = o.declared
+    program = paths.load(case, NAME)
+    o.value_avals = value_avals(program["trace"]().jaxpr)
+    o.produced = tuple(paths.aval_of(a) for a in program["run"]())
+    return o
+
+
+def _equations(jaxpr):
+    """Every equation of ``jaxpr``, nested ones (run_scoped bodies) included."""
+    for eqn in jaxpr.eqns:
+        yield eqn
+        for param in eqn.params.values():
+            inner = getattr(param, "jaxpr", param)
+            if hasattr(inner, "eqns"):
+                yield from _equations(inner)
+
+
+def value_avals(jaxpr) -> dict[int, paths.Aval]:
+    """The aval abstract evaluation gives each statement's value (a get's
+    result, a swap's old value), by statement number: its last get or swap
+    (those before it read dynamic indices)."""
+    found = {}
+    for eqn in _equations(jaxpr):
+        if eqn.primitive.name in ("get", "swap") and eqn.outvars:
+            k = blame.of_traceback(eqn.source_info.traceback)
+            if k is not None:
+                found[k] = paths.aval_of(eqn.outvars[0].aval)
+    return found

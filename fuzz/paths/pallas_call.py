@@ -1,0 +1,75 @@
+"""``pallas_call``: ``pl.pallas_call(..., interpret=True)`` (the HLO
+interpreter, which discharges the whole kernel). Semaphores, and int16 refs
+standing in for them, are scratch (or ``pl.run_scoped`` inside the kernel);
+data refs are inputs copied into outputs as the kernel starts (an output
+block is not loaded from memory, even when aliased to an input, so reading
+one unwritten has no defined value), so their final contents come back."""
+from __future__ import annotations
+
+import jax
+import numpy as np
+
+from fuzz import emit, ir, model, paths
+
+NAME, COST, EVALUATES = "pallas_call", 3, True
+INTERPRET = "True"
+
+_HARNESS = '''\
+def pallas_kernel({params}):
+{copies}    kernel(dyn, out, {refs})
+
+
+def function():
+    """The program as a function, and its arguments."""
+    call = pl.pallas_call(
+        pallas_kernel,
+        out_shape=(jax.ShapeDtypeStruct(OUT, jnp.int32), {out_shapes}),
+        scratch_shapes=[{scratch}], interpret={interpret})
+    return call, (DYN, {inputs})
+'''
+
+
+def not_applicable(case: ir.Case) -> str | None:
+    return None
+
+
+def operands(case: ir.Case) -> tuple[list[int], list[int]]:
+    """(data refs passed in and out, refs allocated as scratch): unscoped
+    refs that hold counts (or nothing) are scratch, which starts at 0."""
+    data = sorted(model.data_refs(case) & set(paths.unscoped(case)))
+    return data, [i for i in paths.unscoped(case) if i not in data]
+
+
+def harness(case: ir.Case, interpret: str = INTERPRET) -> str:
+    data, scratch = operands(case)
+    params = ["dyn", *[f"x{i}" for i in data], "out", *[f"r{i}" for i in data],
+              *[f"r{i}" for i in scratch]]
+    return _HARNESS.format(
+        params=", ".join(params),
+        copies="".join(f"    r{i}[...] = x{i}[...]\n" for i in data),
+        refs="".join(f"r{i}, " for i in paths.unscoped(case)),
+        out_shapes="".join(f"jax.ShapeDtypeStruct({tuple(case.refs[i].shape)!r}, "
+                           f"{emit.dtype_source(case.refs[i].kind)}), " for i in data),
+        scratch=", ".join(emit.allocation_source(case.refs[i]) for i in scratch),
+        inputs="".join(f"{paths.initial_source(case, i)}, " for i in data),
+        interpret=interpret)
+
+
+def outcome(case: ir.Case, name: str, fn, args) -> paths.Outcome:
+    """Run ``fn(*args)`` (this path's function, maybe wrapped) into an Outcome."""
+    data, _ = operands(case)
+    o = paths.Outcome(name, names=("out", *[f"r{i}" for i in data]),
+                      declared=(((paths.out_len(case),), "int32"),
+                                *[(tuple(case.refs[i].shape), case.refs[i].kind) for i in data]))
+    o.promised = tuple(paths.aval_of(a) for a in jax.eval_shape(fn, *args))
+    result = jax.block_until_ready(fn(*args))
+    o.produced = tuple(paths.aval_of(a) for a in result)
+    o.values = tuple(np.asarray(a) for a in result)
+    o.reads = tuple(int(v) for v in o.values[0][:case.num_reads])
+    o.state = {i: v.tolist() for i, v in zip(data, o.values[1:])}
+    return o
+
+
+def run(case: ir.Case, wrap=None) -> paths.Outcome:
+    fn, args = paths.load(case, NAME)["function"]()
+    return outcome(case, NAME, fn if wrap is None else wrap(fn), args)

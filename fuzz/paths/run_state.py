@@ -1,0 +1,43 @@
+"""``run_state``: ``pl.run_state`` of the kernel, evaluated eagerly over
+arrays (int16 ones standing in for semaphores)."""
+from __future__ import annotations
+
+import jax
+import numpy as np
+
+from fuzz import ir, paths
+
+NAME, COST, EVALUATES = "run_state", 2, True
+
+_HARNESS = '''\
+def function():
+    """The program as a function, and its arguments."""
+    return pl.run_state(lambda refs: kernel(*refs)), ((DYN, jnp.zeros(OUT, jnp.int32), {refs}),)
+'''
+
+
+def not_applicable(case: ir.Case) -> str | None:
+    if any(r.is_semaphore for r in case.refs):
+        return "run_state takes arrays; semaphore dtypes exist only as refs"
+    if any(r.scoped for r in case.refs):
+        return "pl.run_scoped has no evaluation rule outside a kernel"
+    return None
+
+
+def harness(case: ir.Case) -> str:
+    return _HARNESS.format(refs="".join(
+        f"{paths.initial_source(case, i)}, " for i in paths.unscoped(case)))
+
+
+def run(case: ir.Case, wrap=None) -> paths.Outcome:
+    o = paths.Outcome(NAME, names=("dyn", "out", *[f"r{i}" for i in paths.unscoped(case)]),
+                      declared=paths.physical_avals(case))
+    fn, args = paths.load(case, NAME)["function"]()
+    fn = fn if wrap is None else wrap(fn)
+    o.promised = tuple(paths.aval_of(a) for a in jax.eval_shape(fn, *args))
+    result = fn(*args)
+    o.produced = tuple(paths.aval_of(a) for a in result)
+    o.values = tuple(np.asarray(a) for a in result)
+    o.reads = tuple(int(v) for v in o.values[1][:case.num_reads])
+    o.state = {i: v.tolist() for i, v in zip(paths.unscoped(case), o.values[2:])}
+    return o

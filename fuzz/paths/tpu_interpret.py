@@ -1,0 +1,53 @@
+"""``tpu_interpret``: the ``pallas_call`` under the TPU interpreter,
+``interpret=pltpu.InterpretParams()``, which runs the kernel equation by
+equation (semaphores as Python objects) and calls no kernel-body discharge
+rule: an independent implementation to compare the discharged one with."""
+from __future__ import annotations
+
+import contextlib
+import io
+import re
+
+from jax.experimental.pallas import tpu as pltpu
+
+from fuzz import ir, model, paths
+from fuzz.paths import pallas_call
+
+NAME, COST, EVALUATES = "tpu_interpret", 4, True
+
+# The interpreter's only report of final counts: a line it prints at kernel
+# exit for (the first) semaphore left non-zero.
+_LEFTOVER = re.compile(r"Semaphore \d+ has non-zero count .* at kernel exit: (-?\d+)")
+
+
+def not_applicable(case: ir.Case) -> str | None:
+    if not case.valid:
+        # Invalid programs have no model, so a wait that blocks forever (which
+        # this interpreter really does) cannot be ruled out.
+        return "invalid programs may block forever under the TPU interpreter"
+    if any(not case.refs[i].is_semaphore for i in model.counts_refs(case)):
+        # Only the HLO interpreter stands an int16 ref in for a semaphore; here
+        # it is just memory (its errors: KeyError, "Length of slice indices").
+        return "the TPU interpreter takes real semaphores, not int16 refs"
+    return None
+
+
+def harness(case: ir.Case) -> str:
+    return pallas_call.harness(case, interpret="pltpu.InterpretParams()")
+
+
+def run(case: ir.Case) -> paths.Outcome:
+    fn, args = paths.load(case, NAME)["function"]()
+    printed = io.StringIO()
+    try:
+        with contextlib.redirect_stdout(printed):
+            o = pallas_call.outcome(case, NAME, fn, args)
+    except Exception:
+        # The interpreter's global state is unusable after an error until reset.
+        pltpu.reset_tpu_interpret_mode_state()
+        raise
+    if case.num_reads:  # semaphore reads are not interpreted on CPU
+        o.reads = None
+    found = _LEFTOVER.search(printed.getvalue())
+    o.leftover = int(found.group(1)) if found else 0
+    return o

@@ -1,0 +1,116 @@
+"""The data-ref family (get, swap): the model against NumPy, and planted
+bugs in JAX's rules for it, each caught by its oracle and shrunk."""
+import jax.numpy as jnp
+import numpy as np
+
+from fuzz import compat, ir, model, oracles
+from fuzz.ops.ref import Get, Swap
+from fuzz.ops.ref.common import Iota, Scalar
+from jax._src.state import primitives as state_primitives
+from strategies import invalid_programs, programs
+from hunting import hunt
+
+
+def _data(*paths, dtypes=("int8", "int32", "float32", "bool")):
+    """Data-ref programs only (no semaphores), run only on ``paths``."""
+    return programs(max_semaphores=0, data_dtypes=dtypes, max_statements=4, paths=paths)
+
+
+def _rule_changing(prim, change):
+    """The real discharge rule of ``prim``, its new ref value passed through
+    ``change`` (same ref, same aval unless ``change`` alters it)."""
+    def around(call, in_avals, values, params):
+        new_invals, outs = call()
+        return [None if v is None else change(v) for v in new_invals], outs
+    return compat.wrap_rule(compat.discharge_rules()[prim], around)
+
+
+def _hunt(cls, names, strategy, primitive=None):
+    return hunt(cls, names, strategy, primitive=primitive, statements=2)
+
+
+def _rolled(v):
+    return jnp.roll(v.reshape(-1), 1).reshape(v.shape)
+
+
+def test_model_follows_numpy_for_get_and_swap():
+    ref = ir.Ref("int8", (2, 3))
+    at = ir.View(0, (ir.At((ir.Slice(None, None, -1 + 2), ir.IntArray((2, 0), True))),))
+    case = ir.Case((ref,), (Get(at), Swap(at, Iota("int8", (2, 2), 10)),
+                            Swap(ir.View(0, (ir.At((ir.Int(1), ir.Int(1))),)), Scalar(-1))))
+    meaning = model.evaluate(case)
+    expected = np.arange(6).reshape(2, 3) % 7 + 1
+    got = expected[:, [2, 0]]
+    expected[:, [2, 0]] = np.arange(4).reshape(2, 2) + 10
+    expected[1, 1] = -1
+    assert meaning.state == (expected.tolist(),)
+    memory = model.Memory(case)
+    Get(at).run(memory, 0)
+    np.testing.assert_array_equal(memory.values[0], got)
+
+
+def test_a_swap_storing_one_element_twice_has_no_meaning():
+    twice = ir.View(0, (ir.At((ir.IntArray((1, 1), True),)),))
+    case = ir.Case((ir.Ref("int32", (2,)),), (Swap(twice, Iota("int32", (2,))),))
+    assert "stores twice" in model.evaluate(case).undefined
+
+
+def test_strict_oracle_catches_a_swap_rule_changing_the_dtype(plant):
+    swap_p = state_primitives.swap_p
+    plant(compat.discharge_rules(), swap_p, _rule_changing(
+        swap_p, lambda v: v.astype(jnp.float32 if v.dtype != jnp.float32 else jnp.int32)))
+    f = _hunt(oracles.AvalNotPreserved, ("aval-preserved",), _data("abstract"), "swap")
+    assert "returned a new value" in f.message
+    assert any(isinstance(s, Swap) for s in f.case.body)
+
+
+def test_model_catches_a_swap_landing_on_the_next_element(plant):
+    swap_p = state_primitives.swap_p
+    plant(compat.discharge_rules(), swap_p, _rule_changing(swap_p, _rolled))
+    f = _hunt(oracles.ModelMismatch, ("model-vs-path",), _data("run_state"), "swap")
+    assert "expected (model)" in str(f)
+    assert any(len(r.shape) >= 1 and np.prod(r.shape) >= 2 for r in f.case.refs)
+
+
+def test_paths_disagree_when_only_discharge_goes_wrong(plant):
+    # The TPU interpreter runs no discharge rule: a wrong get rule shows as
+    # the two interpreters disagreeing, with no model consulted.
+    get_p = state_primitives.get_p
+    real = compat.discharge_rules()[get_p]
+
+    def around(call, in_avals, values, params):
+        new_invals, out = call()
+        return new_invals, out + jnp.ones_like(out) if out.dtype != jnp.bool_ else ~out
+    plant(compat.discharge_rules(), get_p, compat.wrap_rule(real, around))
+    f = _hunt(oracles.PathMismatch, ("path-vs-path",),
+              _data("pallas_call", "tpu_interpret", dtypes=("int32",)))
+    assert "pallas_call/tpu_interpret" in str(f)
+
+
+def test_abstract_oracle_catches_a_get_with_the_wrong_shape(plant):
+    # get's abstract evaluation drops the value's last axis: NumPy's
+    # arr[idx].shape says otherwise.
+    get_p = state_primitives.get_p
+    real = get_p.abstract_eval
+
+    def dropping(*args, **params):
+        out, effects = real(*args, **params)
+        return (out.update(shape=out.shape[:-1]) if out.shape else out), effects
+    plant(get_p, "abstract_eval", dropping)
+    f = _hunt(oracles.AbstractConcreteMismatch, ("abstract-concrete",), _data("abstract"), "get")
+    assert "NumPy's arr[idx]" in f.message
+
+
+def test_invalid_rejected_catches_a_swap_without_its_dtype_check(plant):
+    # swap's abstract evaluation stops checking the value's dtype: a float
+    # stored into an int8 ref is no longer refused.
+    swap_p = state_primitives.swap_p
+    real = swap_p.abstract_eval
+
+    def unchecked(ref_aval, val_aval, *idx, **params):
+        val_aval = val_aval.update(dtype=ref_aval.inner_aval.dtype)
+        return real(ref_aval, val_aval, *idx, **params)
+    plant(swap_p, "abstract_eval", unchecked)
+    f = _hunt((oracles.SilentAcceptance, oracles.WrongError), ("invalid-rejected",),
+              invalid_programs(mistakes=("value_dtype",), paths=("abstract",)))
+    assert f.primitive == "swap"
