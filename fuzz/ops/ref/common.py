@@ -114,6 +114,21 @@ def duplicates(memory, view: ir.View) -> bool:
     return np.unique(pos).size < pos.size
 
 
+def value_mistakes(case, view, value) -> set[str]:
+    """What is wrong with storing ``value`` to ``view`` (shape, dtype)."""
+    kind, shape = case.refs[view.ref].kind, ir.view_shape(case, view)
+    if isinstance(value, (Iota, ir.Result)):
+        got_shape, got_kind = ((value.shape, value.dtype) if isinstance(value, Iota)
+                               else produced(case, value.stmt))
+        found = set() if got_shape == shape else {"value_shape"}
+        return found | (set() if got_kind == kind else {"value_dtype"})
+    found = set() if shape == () else {"value_shape"}
+    fits = (kind_of(value.value) == "bool" and kind == "bool"
+            or kind_of(value.value) == "int" and kind in INTEGER
+            or kind_of(value.value) == "float" and kind in FLOATING)
+    return found | (set() if fits else {"value_dtype"})
+
+
 # --- draws --------------------------------------------------------------------
 
 def data_views(refs, *, among, dynamic, max_chain, transforms, last_at_only=False):

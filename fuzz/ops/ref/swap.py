@@ -7,9 +7,9 @@ from dataclasses import dataclass, replace
 from hypothesis import strategies as st
 
 from fuzz import ir
-from fuzz.ops.ref.common import (FLOATING, INTEGER, Iota, RefOp, Value, data_views,
-                                 duplicates, earlier_values, kind_of, value_of, value_source,
-                                 produced, values, written)
+from fuzz.ops.ref.common import (Iota, RefOp, Value, data_views, duplicates, earlier_values,
+                                 produced, value_mistakes, value_of, value_source, values,
+                                 written)
 
 
 @dataclass(frozen=True)
@@ -70,18 +70,3 @@ def _has_duplicates(refs, view) -> bool:
     import numpy as np
     pos = positions(tuple(refs[view.ref].shape), view, refs[view.ref].bits)
     return np.unique(pos).size < pos.size
-
-
-def value_mistakes(case, view, value) -> set[str]:
-    """What is wrong with storing ``value`` to ``view`` (shape, dtype)."""
-    kind, shape = case.refs[view.ref].kind, ir.view_shape(case, view)
-    if isinstance(value, (Iota, ir.Result)):
-        got_shape, got_kind = ((value.shape, value.dtype) if isinstance(value, Iota)
-                               else produced(case, value.stmt))
-        found = set() if got_shape == shape else {"value_shape"}
-        return found | (set() if got_kind == kind else {"value_dtype"})
-    found = set() if shape == () else {"value_shape"}
-    fits = (kind_of(value.value) == "bool" and kind == "bool"
-            or kind_of(value.value) == "int" and kind in INTEGER
-            or kind_of(value.value) == "float" and kind in FLOATING)
-    return found | (set() if fits else {"value_dtype"})
