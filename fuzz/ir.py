@@ -273,6 +273,21 @@ def replace_nodes(node, kind, fn):
     return node
 
 
+def without_statement(body: tuple, i: int) -> tuple | None:
+    """``body`` without statement ``i``, later `Result`s renumbered; None when
+    a later statement uses its value."""
+    if any(r.stmt == i for r in walk(body[i + 1:], Result)):
+        return None
+    return body[:i] + replace_nodes(
+        body[i + 1:], Result, lambda r: Result(r.stmt - 1) if r.stmt > i else r)
+
+
+def with_statement(body: tuple, i: int, stmt: Statement) -> tuple:
+    """``body`` with ``stmt`` inserted as statement ``i``, later `Result`s renumbered."""
+    return (*body[:i], stmt, *replace_nodes(
+        body[i:], Result, lambda r: Result(r.stmt + 1) if r.stmt >= i else r))
+
+
 def walk_ints(case: Case):
     """Every `Int` and `IntArray` of the body in program order (the order
     ``dyn`` is filled)."""

@@ -96,10 +96,15 @@ def _fewer_paths(case):
 def _fewer_statements(case):
     body, n = case.body, len(case.body)
     if n >= 4:
-        yield {"body": body[n // 2:]}
         yield {"body": body[:n // 2]}
+        second = body
+        for _ in range(n // 2):
+            second = second and ir.without_statement(second, 0)
+        if second:
+            yield {"body": second}
     for i in range(n):
-        yield {"body": body[:i] + body[i + 1:]}
+        if (fewer := ir.without_statement(body, i)) is not None:
+            yield {"body": fewer}
 
 
 def _fewer_refs(case):

@@ -183,5 +183,5 @@ def invalid_programs(draw, *, mistakes=MISTAKES, max_statements=3, paths=ir.PATH
     ref, stmt, expect = draw(mistake_table()[kind].draw(base.refs))
     expect = dataclasses.replace(expect, primitive=ir.primitive(stmt))
     at = draw(st.integers(0, len(base.body)))
-    body = (*base.body[:at], stmt, *base.body[at:])
+    body = ir.with_statement(base.body, at, stmt)
     return ir.Case((*base.refs, ref), body, tuple(paths), expect)
