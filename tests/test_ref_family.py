@@ -4,7 +4,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from fuzz import compat, ir, model, oracles
-from fuzz.ops.ref import Get, Swap
+from fuzz.ops.ref import AddUpdate, Get, Swap
 from fuzz.ops.ref.common import Iota, Scalar
 from jax._src.state import primitives as state_primitives
 from strategies import invalid_programs, programs
@@ -114,3 +114,25 @@ def test_invalid_rejected_catches_a_swap_without_its_dtype_check(plant):
     f = _hunt((oracles.SilentAcceptance, oracles.WrongError), ("invalid-rejected",),
               invalid_programs(mistakes=("value_dtype",), paths=("abstract",)))
     assert f.primitive == "swap"
+
+
+def test_model_accumulates_addupdate_like_numpy_add_at():
+    twice = ir.View(0, (ir.At((ir.IntArray((1, 1, 0), True),)),))
+    case = ir.Case((ir.Ref("int8", (3,)),), (AddUpdate(twice, Iota("int8", (3,), 126)),))
+    expected = np.array([1, 2, 3], np.int8)
+    np.add.at(expected, [1, 1, 0], np.array([126, 127, 128]).astype(np.int8))
+    assert model.evaluate(case).state == (expected.tolist(),)
+
+
+def test_model_catches_an_addupdate_rule_that_subtracts(plant):
+    addupdate_p = state_primitives.addupdate_p
+    real = compat.discharge_rules()[addupdate_p]
+
+    def around(call, in_avals, values, params):
+        new_invals, outs = call()
+        old = values[0]
+        return [2 * old - new_invals[0], *new_invals[1:]], outs
+    plant(compat.discharge_rules(), addupdate_p, compat.wrap_rule(real, around))
+    f = _hunt(oracles.ModelMismatch, ("model-vs-path",),
+              _data("run_state", dtypes=("int32",)), "addupdate")
+    assert any(isinstance(s, AddUpdate) for s in f.case.body)

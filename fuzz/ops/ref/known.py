@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from fuzz import ir
 from fuzz.ops.base import KnownFinding
-from fuzz.ops.ref.common import INTEGER, Iota, produced
+from fuzz.ops.ref.addupdate import AddUpdate
+from fuzz.ops.ref.common import INTEGER, Iota, Scalar, produced
 from fuzz.ops.ref.swap import Swap
 
 
@@ -29,7 +30,40 @@ def _integer_value_of_another_dtype(case: ir.Case, k: int) -> bool:
     return got != kind and got in INTEGER and kind in INTEGER
 
 
+def _addupdate_of_python_scalar(case: ir.Case, k: int) -> bool:
+    stmt = case.body[k]
+    return isinstance(stmt, AddUpdate) and isinstance(stmt.value, Scalar)
+
+
 KNOWN_FINDINGS: tuple[KnownFinding, ...] = (
+    KnownFinding(
+        "addupdate-python-scalar-not-converted",
+        "jax.ref.addupdate does not convert a Python scalar to the ref's dtype, "
+        "as swap (x[idx] = 1) does: an int into an int8 ref, or a float into a "
+        "bfloat16 ref, is refused with 'Invalid dtype for `addupdate`. ... Value "
+        "shape: int32' (the message says shape for a dtype), and a Python bool "
+        "fails with AttributeError: 'bool' object has no attribute 'shape'",
+        symptoms=(("valid-runs", r"ValueError: Invalid dtype for `addupdate`\. Ref dtype: \w+\. "
+                                 r"Value shape: (int32|float32)"),
+                  ("valid-runs", r"AttributeError: 'bool' object has no attribute 'shape'"),
+                  # ...and in invalid programs, before their own mistake is reached.
+                  ("invalid-rejected", r"^ValueError: Invalid dtype for `addupdate`\. Ref dtype: \w+\. "
+                                       r"Value shape: (int32|float32)"),
+                  ("invalid-rejected", r"^AttributeError: 'bool' object has no attribute 'shape'")),
+        trigger=_addupdate_of_python_scalar,
+        example=ir.Case((ir.Ref("int8", ()),), (AddUpdate(ir.View(0), Scalar(1)),),
+                        paths=("abstract",)),
+        jax_versions=((0, 12),)),
+    KnownFinding(
+        "tpu-interpret-addupdate",
+        "the TPU interpreter cannot run addupdate on a kernel ref: it binds the "
+        "primitive on its own stand-in for the ref, whose abstract evaluation "
+        "refuses it ('`addupdate` must be called on `Ref` types: int16[]')",
+        symptoms=(("valid-runs", r"ValueError: `addupdate` must be called on `Ref` types"),),
+        trigger=lambda case, k: isinstance(case.body[k], AddUpdate),
+        example=ir.Case((ir.Ref("int32", (2,)),),
+                        (AddUpdate(ir.View(0), Iota("int32", (2,))),), paths=("tpu_interpret",)),
+        jax_versions=((0, 12),)),
     KnownFinding(
         "swap-casts-integer-value-of-another-dtype",
         "storing an integer array into a ref of another integer dtype "

@@ -1,0 +1,56 @@
+"""``jax.ref.addupdate(x, idx, value)``: add a value into a view of a data
+ref; an element the view names twice gets both additions, as with
+``np.add.at``. (``x[idx] += value`` is not this primitive: it is a get and
+a swap.)"""
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+
+import numpy as np
+from hypothesis import strategies as st
+
+from fuzz import ir
+from fuzz.ops.ref.common import (Iota, RefOp, Value, data_views, earlier_values, produced,
+                                 value_mistakes, value_of, value_source, values)
+
+
+@dataclass(frozen=True)
+class AddUpdate(RefOp):
+    view: ir.View
+    value: Value
+    tag = "addupdate"
+    primitive = "addupdate"
+
+    def source(self, e) -> str:
+        ref, at = e.split(self.view)
+        return f"jax.ref.addupdate({ref}, {e.indexer(at)}, {value_source(e, self.value)})"
+
+    def run(self, memory, n):
+        flat = memory.arrays[self.view.ref].reshape(-1)
+        pos = memory.where(self.view).reshape(-1)
+        new, _ = value_of(memory, self.value, memory.case.refs[self.view.ref].kind)
+        before = flat.copy()
+        np.add.at(flat, pos, np.asarray(new, flat.dtype).reshape(-1))
+        memory.writers[self.view.ref].reshape(-1)[before != flat] = n
+
+    def mistakes(self, case):
+        return super().mistakes(case) or value_mistakes(case, self.view, self.value)
+
+    def simpler(self, case):
+        if isinstance(self.value, ir.Result):
+            yield replace(self, value=Iota(*reversed(produced(case, self.value.stmt))))
+
+    def complexity(self) -> int:
+        return isinstance(self.value, ir.Result)
+
+    @classmethod
+    def draws(cls, refs, *, body=(), among=None, dynamic=True, max_chain=3, transforms=None):
+        # JAX discharges addupdate through at most one indexer, the last
+        # transform ("Multiple indexers are not supported for `addupdate`").
+        views = data_views(refs, among=among, dynamic=dynamic, max_chain=max_chain,
+                           transforms=transforms, last_at_only=True)
+        if views is None:
+            return None
+        earlier = earlier_values(body, refs)
+        return views.flatmap(lambda view: st.builds(cls, st.just(view),
+                                                    values(refs, view, earlier)))
