@@ -69,6 +69,12 @@ def rule_operands(args):
     return args[0], args[2:]
 
 
+def effect_input(effect):
+    """The operand position a ref effect of an abstract evaluation names
+    (``input``; ``input_index`` in older releases; None for other effects)."""
+    return getattr(effect, "input", getattr(effect, "input_index", None))
+
+
 def ref_aval(shape, dtype) -> AbstractRef:
     return AbstractRef(jax_core.ShapedArray(tuple(shape), dtype))
 

@@ -70,6 +70,15 @@ class AvalNotPreserved(OracleFailure):
                "keep each ref's aval: {message}")
 
 
+class EffectsMismatch(OracleFailure):
+    """A discharge rule updated a ref its primitive does not declare it writes."""
+    oracle = "effects"
+    symptom, stage = "invariant violation", "discharge"
+    summary = ("the discharge rule of `{primitive}` returned a new value for a ref that "
+               "the primitive's declared effects do not write or accumulate into; a "
+               "primitive's effects must cover every ref its discharge updates: {message}")
+
+
 class AbstractConcreteMismatch(OracleFailure):
     """What a path produced differs from what abstract evaluation promised."""
     oracle = "abstract-concrete"
@@ -138,7 +147,7 @@ class ChainMismatch(OracleFailure):
 
 # The oracles that compare runs (fuzz/differential.py, fuzz/metamorphic.py).
 _COMPARING = (ModelMismatch, PathMismatch, JitMismatch, VmapMismatch, ChainMismatch)
-ORACLES = (SeedInvariantViolation, AvalNotPreserved, AbstractConcreteMismatch,
+ORACLES = (SeedInvariantViolation, AvalNotPreserved, EffectsMismatch, AbstractConcreteMismatch,
            UnexpectedError, SilentAcceptance, WrongError, *_COMPARING)
 ORACLE_NAMES = tuple(dict.fromkeys(c.oracle for c in ORACLES))
 _BY_NAME = {c.oracle: c for c in _COMPARING}
@@ -195,8 +204,10 @@ def judge(case: ir.Case, outcome: paths.Outcome, probe: probes.Probe) -> list[Or
     # The seed invariant first: it is JAX's own assertion, where JAX itself
     # would notice a wrong value; strict violations usually explain it.
     violations = sorted(probe.violations, key=lambda v: v.invariant != "seed")
-    found = [failure(SeedInvariantViolation if v.invariant == "seed" else AvalNotPreserved,
-                     v.primitive, path, v.message, statement=v.statement) for v in violations]
+    by_invariant = {"seed": SeedInvariantViolation, "strict": AvalNotPreserved,
+                    "effects": EffectsMismatch}
+    found = [failure(by_invariant[v.invariant], v.primitive, path, v.message,
+                     statement=v.statement) for v in violations]
     if outcome.error is None:
         for name, declared, promised, produced in zip(
                 outcome.names, outcome.declared, outcome.promised, outcome.produced):

@@ -4,7 +4,10 @@ record where an invariant breaks, at the point it breaks.
 - every call of ``_transform_semaphore`` is checked against the seed invariant,
   exactly as written in JAX: ``value.shape == aval.shape or value.shape == ()``;
 - every registered discharge rule is wrapped, and each new ref value it returns
-  is checked to keep the input ref's aval (shape and dtype): the strict form.
+  is checked to keep the input ref's aval (shape and dtype): the strict form;
+- and each ref a first-order primitive's rule returns a new value for must be
+  one the primitive declares it writes or accumulates into (the effects of its
+  abstract evaluation).
 
 Probes record, they never raise into JAX; the oracles turn the records into
 failures. Whatever was wrapped is restored on exit, also on error.
@@ -16,12 +19,14 @@ from dataclasses import dataclass
 
 import jax.numpy as jnp
 
+from jax._src.state.types import AccumEffect, WriteEffect
+
 from fuzz import blame, compat
 
 
 @dataclass(frozen=True)
 class Violation:
-    invariant: str        # "seed" | "strict"
+    invariant: str        # "seed" | "strict" | "effects"
     primitive: str
     message: str
     statement: int | None = None   # the case's statement being discharged
@@ -40,7 +45,7 @@ class Probe:
     def primitive(self) -> str:
         return self._stack[-1] if self._stack else "?"
 
-    def around_rule(self, name):
+    def around_rule(self, name, prim=None):
         def around(call, in_avals, values, params):
             self.rule_calls[name] = self.rule_calls.get(name, 0) + 1
             self._stack.append(name)
@@ -53,6 +58,8 @@ class Probe:
             finally:
                 self._stack.pop()
             self._check_strict(_describe(name, values, params), name, in_avals, new_invals)
+            if prim is not None:
+                self._check_effects(name, prim, in_avals, params, new_invals)
             return new_invals, outs
         return around
 
@@ -68,6 +75,31 @@ class Probe:
                 self.violations.append(Violation("strict", name, (
                     f"{name}{call} returned a new value "
                     f"{_fmt(*got)} for operand {i}, a ref of {_fmt(*want)}"), statement))
+
+    def _check_effects(self, name, prim, in_avals, params, new_invals):
+        updated = [i for i, v in enumerate(new_invals) if v is not None]
+        # A higher-order primitive's effects come from its body, and its rule
+        # hands back every ref the body may touch, changed or not: only a
+        # first-order primitive's effects say exactly what it writes.
+        if not updated or any(hasattr(getattr(x, "jaxpr", x), "eqns") for p in params.values()
+                              for x in (p if isinstance(p, tuple) else (p,))):
+            return
+        try:
+            _, declared = prim.abstract_eval(*in_avals, **params)
+        except Exception:  # noqa: BLE001 - no effects to compare with, not a failure
+            return
+        # A semaphore primitive declares its updates as one SemaphoreEffect,
+        # which names no operand.
+        if any(type(e).__name__ == "SemaphoreEffect" for e in declared):
+            return
+        writes = {compat.effect_input(e) for e in declared
+                  if isinstance(e, (WriteEffect, AccumEffect))}
+        for i in updated:
+            if i not in writes:
+                names = sorted(f"{type(e).__name__}({compat.effect_input(e)})" for e in declared)
+                self.violations.append(Violation("effects", name, (
+                    f"{name} discharge returned a new value for operand {i}, which its "
+                    f"effects {{{', '.join(names)}}} do not write"), blame.current()))
 
     def transform_semaphore(self, original):
         def wrapped(ref_value, transforms, ref_aval):
@@ -116,7 +148,7 @@ def probing():
     saved_ts = getattr(module, attr)
     try:
         for prim, rule in saved_rules.items():
-            rules[prim] = compat.wrap_rule(rule, probe.around_rule(prim.name))
+            rules[prim] = compat.wrap_rule(rule, probe.around_rule(prim.name, prim))
         setattr(module, attr, probe.transform_semaphore(saved_ts))
         yield probe
     finally:

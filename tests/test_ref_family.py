@@ -136,3 +136,20 @@ def test_model_catches_an_addupdate_rule_that_subtracts(plant):
     f = _hunt(oracles.ModelMismatch, ("model-vs-path",),
               _data("run_state", dtypes=("int32",)), "addupdate")
     assert any(isinstance(s, AddUpdate) for s in f.case.body)
+
+
+def test_effects_oracle_catches_a_swap_declaring_only_a_read(plant):
+    # swap's abstract evaluation declares it reads its ref, not that it
+    # writes it; its discharge rule still writes it.
+    from jax._src.state.types import ReadEffect, WriteEffect
+    swap_p = state_primitives.swap_p
+    real = swap_p.abstract_eval
+
+    def read_only(*args, **params):
+        out, effects = real(*args, **params)
+        return out, {ReadEffect(compat.effect_input(e)) if isinstance(e, WriteEffect) else e
+                     for e in effects}
+    plant(swap_p, "abstract_eval", read_only)
+    f = _hunt(oracles.EffectsMismatch, ("effects",), _data("abstract"), "swap")
+    assert "do not write" in f.message and f.statement is not None
+    assert isinstance(f.case.body[f.statement], Swap)
