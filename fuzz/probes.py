@@ -69,7 +69,9 @@ class Probe:
             if new is None or not hasattr(aval, "inner_aval"):
                 continue
             want = (tuple(aval.inner_aval.shape), jnp.dtype(aval.inner_aval.dtype))
-            got = (tuple(new.shape), jnp.dtype(new.dtype))
+            # A Python scalar has no aval of its own: it is not the ref's.
+            got = ((tuple(new.shape), jnp.dtype(new.dtype)) if hasattr(new, "shape")
+                   else ((), f"python {type(new).__name__}"))
             if want != got:
                 statement = statement if statement is not None else blame.current()
                 self.violations.append(Violation("strict", name, (

@@ -22,7 +22,8 @@ def observe():
     except Exception as e:
         return {"error": type(e).__name__, "message": str(e).strip().splitlines()[0] if str(e).strip() else "",
                 "mro": [c.__name__ for c in type(e).__mro__], "text": str(e)}
-    return {"avals": [[list(r.shape), str(jnp.dtype(r.dtype))] for r in results],
+    return {"avals": [[list(r.shape), str(jnp.dtype(r.dtype))] if hasattr(r, "shape")
+                      else [[], "python " + type(r).__name__] for r in results],
             "values": [np.asarray(r).tolist() for r in results if not isinstance(r, jax.ShapeDtypeStruct)]}
 '''
 

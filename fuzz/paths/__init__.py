@@ -65,6 +65,10 @@ def first_line(e: BaseException) -> str:
 
 
 def aval_of(x) -> Aval:
+    """(shape, dtype) of a result; a Python scalar where an array belongs is
+    named as such (``python bool``), so it differs from every array's aval."""
+    if not hasattr(x, "shape"):
+        return ((), f"python {type(x).__name__}")
     return (tuple(int(d) for d in x.shape), str(jnp.dtype(x.dtype)))
 
 

@@ -35,7 +35,24 @@ def _addupdate_of_python_scalar(case: ir.Case, k: int) -> bool:
     return isinstance(stmt, AddUpdate) and isinstance(stmt.value, Scalar)
 
 
+def _swap_of_python_bool(case: ir.Case, k: int) -> bool:
+    stmt = case.body[k]
+    return isinstance(stmt, Swap) and isinstance(stmt.value, Scalar) and isinstance(
+        stmt.value.value, bool)
+
+
 KNOWN_FINDINGS: tuple[KnownFinding, ...] = (
+    KnownFinding(
+        "swap-python-bool-kept-raw",
+        "x[...] = False on a bool ref: the Python bool is never made an array "
+        "(_maybe_implicit_cast converts only ints and floats), so swap's "
+        "discharge rule returns the raw Python bool as the ref's new value, and "
+        "pl.run_state returns a Python bool where a bool[] array belongs",
+        symptoms=(("aval-preserved", r"^swap returned a new value python bool\[\] for operand"),),
+        consequences=(("abstract-concrete", r"^final r\d+ is python bool\[\]"),),
+        trigger=_swap_of_python_bool,
+        example=ir.Case((ir.Ref("bool", ()),), (Swap(ir.View(0), Scalar(False)),)),
+        jax_versions=((0, 12),)),
     KnownFinding(
         "addupdate-python-scalar-not-converted",
         "jax.ref.addupdate does not convert a Python scalar to the ref's dtype, "
