@@ -52,7 +52,7 @@ KNOWN_FINDINGS: tuple[KnownFinding, ...] = (
         consequences=(("abstract-concrete", r"^final r\d+ is python bool\[\]"),),
         trigger=_swap_of_python_bool,
         example=ir.Case((ir.Ref("bool", ()),), (Swap(ir.View(0), Scalar(False)),)),
-        jax_versions=((0, 12),)),
+        jax_versions=((0, 10), (0, 12))),
     KnownFinding(
         "addupdate-python-scalar-not-converted",
         "jax.ref.addupdate does not convert a Python scalar to the ref's dtype, "
@@ -70,7 +70,7 @@ KNOWN_FINDINGS: tuple[KnownFinding, ...] = (
         trigger=_addupdate_of_python_scalar,
         example=ir.Case((ir.Ref("int8", ()),), (AddUpdate(ir.View(0), Scalar(1)),),
                         paths=("abstract",)),
-        jax_versions=((0, 12),)),
+        jax_versions=((0, 10), (0, 12))),
     KnownFinding(
         "tpu-interpret-addupdate",
         "the TPU interpreter cannot run addupdate on a kernel ref: it binds the "
@@ -80,7 +80,7 @@ KNOWN_FINDINGS: tuple[KnownFinding, ...] = (
         trigger=lambda case, k: isinstance(case.body[k], AddUpdate),
         example=ir.Case((ir.Ref("int32", (2,)),),
                         (AddUpdate(ir.View(0), Iota("int32", (2,))),), paths=("tpu_interpret",)),
-        jax_versions=((0, 12),)),
+        jax_versions=((0, 10), (0, 12))),
     KnownFinding(
         "swap-casts-integer-value-of-another-dtype",
         "storing an integer array into a ref of another integer dtype "
@@ -94,7 +94,7 @@ KNOWN_FINDINGS: tuple[KnownFinding, ...] = (
         trigger=_integer_value_of_another_dtype,
         example=ir.Case((ir.Ref("int8", ()),), (Swap(ir.View(0), Iota("int32", ())),),
                         expect=ir.ExpectedError("ValueError", "Invalid dtype for `swap`", "swap")),
-        jax_versions=((0, 12),)),
+        jax_versions=((0, 10), (0, 12))),
     KnownFinding(
         "tpu-interpret-reshaped-data-ref",
         "the TPU interpreter crashes on a get or swap through a reshaped (or "
@@ -107,5 +107,5 @@ KNOWN_FINDINGS: tuple[KnownFinding, ...] = (
         example=ir.Case((ir.Ref("int32", (2, 2)),),
                         (Swap(ir.View(0, (ir.Reshape((4,)),)), Iota("int32", (4,))),),
                         paths=("tpu_interpret",)),
-        jax_versions=((0, 12),)),
+        jax_versions=((0, 10), (0, 12))),
 )
