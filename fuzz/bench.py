@@ -4,9 +4,10 @@ cases.
 
     python -m fuzz.bench [N]
 
-Two samples, because no one case runs everywhere: int16 programs (every path
-but the TPU interpreter, which takes real semaphores only) and programs over
-REGULAR semaphores (every path but ``run_state``, which takes arrays only).
+Three samples, because no one case runs everywhere: int16 programs (every
+path but the TPU interpreter, which takes real semaphores only, and refs
+under jit), programs over REGULAR semaphores (every path but ``run_state``,
+which takes arrays only) and data-ref programs (every path).
 Columns run interleaved, case by case, so drift hits each alike. Prints
 ratios measured in this one run; nothing is asserted.
 """
@@ -20,16 +21,20 @@ from hypothesis import HealthCheck, given, settings
 
 from fuzz import compat, emit, model, oracles, paths
 
-SHAPE = ("seed-invariant", "aval-preserved", "abstract-concrete", "valid-runs")
+SHAPE = ("seed-invariant", "aval-preserved", "effects", "abstract-concrete", "valid-runs")
 
 
-def sample(n: int, kind: str, applicable: str):
+def sample(n: int, kind: str | None, applicable: str):
+    """``n`` programs over semaphores of ``kind`` (None: data refs only) that
+    ``applicable`` can run."""
     from strategies import programs
     cases = []
+    strategy = (programs(max_semaphores=0) if kind is None
+                else programs(kinds=(kind,), data_dtypes=()))
 
     @settings(max_examples=n, database=None, derandomize=True, deadline=None,
               suppress_health_check=list(HealthCheck))
-    @given(programs(kinds=(kind,), data_dtypes=()))
+    @given(strategy)
     def collect(case):
         cases.append(case)
     collect()
@@ -38,7 +43,8 @@ def sample(n: int, kind: str, applicable: str):
 
 def raw_discharge(case):
     """make_jaxpr + discharge_state alone: no probes, no oracles."""
-    avals = [compat.ref_aval(shape, dtype) for shape, dtype in paths.physical_avals(case)]
+    avals = [compat.ref_aval(shape, jax.numpy.dtype(dtype))
+             for shape, dtype in paths.physical_avals(case)]
     compat.discharge_closed(jax.make_jaxpr(emit.live_kernel(case))(*avals))
 
 
@@ -80,6 +86,8 @@ def main(argv=None):
           _columns(("run_state", "pallas_call")))
     table("REGULAR-semaphore programs", sample(n, "regular", "tpu_interpret"),
           _columns(("pallas_call", "tpu_interpret")))
+    table("data-ref programs", sample(n, None, "jax_refs"),
+          _columns(("run_state", "jax_refs", "pallas_call", "tpu_interpret")))
 
 
 if __name__ == "__main__":

@@ -12,7 +12,6 @@ from __future__ import annotations
 import json
 
 from fuzz import ir, model, paths, serialize
-from fuzz.paths import pallas_call
 
 _OBSERVE = '''
 def observe():
@@ -104,22 +103,14 @@ def model_values(case: ir.Case, path: str) -> list | None:
     (None where the model gives the case no meaning, or the path returns
     nothing the model predicts)."""
     meaning = model.evaluate(case)
-    if meaning.undefined is not None or path not in ("run_state", "pallas_call"):
+    if meaning.undefined is not None:
         return None
-    out = [*meaning.reads, *[0] * (paths.out_len(case) - case.num_reads)]
-    if path == "pallas_call":
-        data, _ = pallas_call.operands(case)
-        return [out, *[meaning.state[i] for i in data]]
-    return [paths.dyn(case).tolist(), out, *[meaning.state[i] for i in paths.unscoped(case)]]
+    return paths.MODULES[path].model_results(case, meaning)
 
 
 def declared_avals(case: ir.Case, path: str) -> list:
     """The result avals a correct JAX gives on ``path``: each ref keeps its aval."""
-    if path in ("pallas_call", "tpu_interpret"):
-        data, _ = pallas_call.operands(case)
-        return [[[paths.out_len(case)], "int32"],
-                *[[list(case.refs[i].shape), case.refs[i].kind] for i in data]]
-    return [[list(shape), dtype] for shape, dtype in paths.physical_avals(case)]
+    return [[list(shape), dtype] for _, (shape, dtype) in paths.MODULES[path].results(case)]
 
 
 def render_check(case: ir.Case, path: str, *, values=None, jit: bool = False) -> str:

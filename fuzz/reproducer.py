@@ -18,7 +18,7 @@ import time
 from fuzz import ir, paths, render
 
 # Public API first; `abstract` only when nothing public shows the bug.
-PREFERENCE = ("pallas_call", "run_state", "tpu_interpret", "abstract")
+PREFERENCE = ("pallas_call", "run_state", "jax_refs", "tpu_interpret", "abstract")
 TIMEOUT_S = 180
 
 _HEADER = '''\

@@ -2,7 +2,9 @@
 
 A path module has ``NAME``, ``COST`` (the minimizer keeps the cheapest path
 that fails), ``EVALUATES`` (whether it computes values), ``not_applicable``,
-``harness`` (the Python source that runs the kernel there) and ``run``. The
+``harness`` (the Python source that runs the kernel there), ``results``
+(the name and declared aval of each result), ``model_results`` (the values
+the reference model predicts for them, or None) and ``run``. The
 live run executes the *rendered program*: the header here, the kernel
 (`fuzz.emit`) and the path's harness, so a reproducer is exactly the program
 that ran (fuzz/render.py adds only what checks its result).
@@ -100,6 +102,16 @@ def physical_avals(case: ir.Case) -> tuple[Aval, ...]:
     """The avals of ``dyn``, ``out`` and each unscoped ref, as discharged."""
     return (((len(dyn(case)),), "int32"), ((out_len(case),), "int32"),
             *[(tuple(case.refs[i].shape), physical_dtype(case.refs[i])) for i in unscoped(case)])
+
+
+def ref_results(case: ir.Case, refs) -> list[tuple[str, Aval]]:
+    """(name, declared aval) of the final contents of each of ``refs``."""
+    return [(f"r{i}", (tuple(case.refs[i].shape), physical_dtype(case.refs[i]))) for i in refs]
+
+
+def padded_reads(meaning) -> list[int]:
+    """The ``out`` vector a correct run ends with: the reads, then zeros."""
+    return [*meaning.reads, *[0] * (max(len(meaning.reads), 1) - len(meaning.reads))]
 
 
 def initial_source(case: ir.Case, i: int) -> str:

@@ -55,9 +55,18 @@ def harness(case: ir.Case) -> str:
         _ref_aval(case.refs[i]) for i in paths.unscoped(case)))
 
 
+def results(case: ir.Case) -> list[tuple[str, paths.Aval]]:
+    return list(zip(("dyn", "out"), paths.physical_avals(case))) + paths.ref_results(
+        case, paths.unscoped(case))
+
+
+def model_results(case: ir.Case, meaning) -> list | None:
+    return None   # avals only
+
+
 def run(case: ir.Case) -> paths.Outcome:
-    o = paths.Outcome(NAME, names=("dyn", "out", *[f"r{i}" for i in paths.unscoped(case)]),
-                      declared=paths.physical_avals(case))
+    names, declared = zip(*results(case))
+    o = paths.Outcome(NAME, names=names, declared=declared)
     o.promised = o.declared
     program = paths.load(case, NAME)
     o.value_avals = value_avals(program["trace"]().jaxpr)

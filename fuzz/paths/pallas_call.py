@@ -55,12 +55,20 @@ def harness(case: ir.Case, interpret: str = INTERPRET) -> str:
         interpret=interpret)
 
 
+def results(case: ir.Case) -> list[tuple[str, paths.Aval]]:
+    return [("out", ((paths.out_len(case),), "int32")),
+            *paths.ref_results(case, operands(case)[0])]
+
+
+def model_results(case: ir.Case, meaning) -> list | None:
+    return [paths.padded_reads(meaning), *[meaning.state[i] for i in operands(case)[0]]]
+
+
 def outcome(case: ir.Case, name: str, fn, args) -> paths.Outcome:
     """Run ``fn(*args)`` (this path's function, maybe wrapped) into an Outcome."""
     data, _ = operands(case)
-    o = paths.Outcome(name, names=("out", *[f"r{i}" for i in data]),
-                      declared=(((paths.out_len(case),), "int32"),
-                                *[(tuple(case.refs[i].shape), case.refs[i].kind) for i in data]))
+    names, declared = zip(*results(case))
+    o = paths.Outcome(name, names=names, declared=declared)
     o.promised = tuple(paths.aval_of(a) for a in jax.eval_shape(fn, *args))
     result = jax.block_until_ready(fn(*args))
     o.produced = tuple(paths.aval_of(a) for a in result)

@@ -29,9 +29,19 @@ def harness(case: ir.Case) -> str:
         f"{paths.initial_source(case, i)}, " for i in paths.unscoped(case)))
 
 
+def results(case: ir.Case) -> list[tuple[str, paths.Aval]]:
+    return list(zip(("dyn", "out"), paths.physical_avals(case))) + paths.ref_results(
+        case, paths.unscoped(case))
+
+
+def model_results(case: ir.Case, meaning) -> list | None:
+    return [paths.dyn(case).tolist(), paths.padded_reads(meaning),
+            *[meaning.state[i] for i in paths.unscoped(case)]]
+
+
 def run(case: ir.Case, wrap=None) -> paths.Outcome:
-    o = paths.Outcome(NAME, names=("dyn", "out", *[f"r{i}" for i in paths.unscoped(case)]),
-                      declared=paths.physical_avals(case))
+    names, declared = zip(*results(case))
+    o = paths.Outcome(NAME, names=names, declared=declared)
     fn, args = paths.load(case, NAME)["function"]()
     fn = fn if wrap is None else wrap(fn)
     o.promised = tuple(paths.aval_of(a) for a in jax.eval_shape(fn, *args))

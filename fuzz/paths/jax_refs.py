@@ -1,0 +1,63 @@
+"""``jax_refs``: refs as values under ``jax.jit``, as JAX programs use state
+outside Pallas: ``jax.new_ref`` of each input, the kernel called through an
+inner ``jax.jit`` that takes the refs (the ``jit`` discharge rule), then
+``jax.freeze``. JAX discharges the whole program when jit lowers it. Only
+data programs: semaphores exist only in kernels."""
+from __future__ import annotations
+
+import jax
+import numpy as np
+
+from fuzz import ir, paths
+
+NAME, COST, EVALUATES = "jax_refs", 2, True
+
+_HARNESS = '''\
+def program(dyn, {params}):
+    refs = [jax.new_ref(x) for x in ({params},)]
+    out = jax.new_ref(jnp.zeros(OUT, jnp.int32))
+    jax.jit(kernel)(jax.new_ref(dyn), out, *refs)
+    return (jax.freeze(out), *[jax.freeze(r) for r in refs])
+
+
+def function():
+    """The program as a function, and its arguments."""
+    return jax.jit(program), (DYN, {inputs})
+'''
+
+
+def not_applicable(case: ir.Case) -> str | None:
+    if any(r.is_semaphore for r in case.refs) or any(s.family == "semaphore" for s in case.body):
+        return "semaphores exist only inside Pallas kernels"
+    if any(r.scoped for r in case.refs):
+        return "pl.run_scoped exists only inside Pallas kernels"
+    return None
+
+
+def harness(case: ir.Case) -> str:
+    refs = paths.unscoped(case)
+    return _HARNESS.format(params=", ".join(f"x{i}" for i in refs) or "",
+                           inputs="".join(f"{paths.initial_source(case, i)}, " for i in refs))
+
+
+def results(case: ir.Case) -> list[tuple[str, paths.Aval]]:
+    return [("out", ((paths.out_len(case),), "int32")),
+            *paths.ref_results(case, paths.unscoped(case))]
+
+
+def model_results(case: ir.Case, meaning) -> list | None:
+    return [paths.padded_reads(meaning), *[meaning.state[i] for i in paths.unscoped(case)]]
+
+
+def run(case: ir.Case, wrap=None) -> paths.Outcome:
+    names, declared = zip(*results(case))
+    o = paths.Outcome(NAME, names=names, declared=declared)
+    fn, args = paths.load(case, NAME)["function"]()
+    fn = fn if wrap is None else wrap(fn)
+    o.promised = tuple(paths.aval_of(a) for a in jax.eval_shape(fn, *args))
+    result = jax.block_until_ready(fn(*args))
+    o.produced = tuple(paths.aval_of(a) for a in result)
+    o.values = tuple(np.asarray(a) for a in result)
+    o.reads = ()
+    o.state = {i: v.tolist() for i, v in zip(paths.unscoped(case), o.values[1:])}
+    return o
