@@ -17,7 +17,7 @@ def progress_line(c) -> str:
     return (f"[{_clock(elapsed)}/{_clock(c.config.budget_s)}] {c.cases} cases "
             f"{c.cases / elapsed if elapsed else 0:.1f}/s | {paths or 'starting workers'} | "
             f"findings {new} new, {len(c.findings) - new} filed before, "
-            f"{sum(c.known.values())} known hits | rules {len(c.rules)}/{c.rules_total} | "
+            f"{sum(c.known.values())} known hits | rules {len(c.rules)}/{len(c.rules_all)} | "
             f"workers {live}/{len(c.slots)}, restarts {sum(c.restarts.values())}"
             + (f" | stopping ({c.stop_reason})" if c.stop_reason else ""))
 
@@ -58,7 +58,10 @@ def text(summary: dict, out_dir: str) -> str:
     if summary.get("cases_per_oracle"):
         lines.append("   values compared per oracle: " + ", ".join(
             f"{o} {n}" for o, n in sorted(summary["cases_per_oracle"].items())))
-    lines.append(f"   discharge rules exercised: {len(cov['rules_run'])} of {cov['rules_total']}")
+    lines.append(f"   discharge rules exercised: {len(cov['rules_run'])} of {cov['rules_total']}: "
+                 + ", ".join(cov["rules_run"]))
+    if cov.get("rules_not_run"):
+        lines.append("   not exercised: " + ", ".join(cov["rules_not_run"]))
     rss = summary["rss_mb"]
     lines.append(f"   worker RSS: {rss['worker_start']} MB at start, peak {rss['worker_peak']} MB; "
                  f"restarts: {summary['restarts'] or 'none'}")

@@ -110,7 +110,7 @@ class Campaign:
         self.unsupported = collections.Counter()
         self.compared = collections.Counter()   # cases each comparing oracle compared
         self.rules: set[str] = set()
-        self.rules_total = 0
+        self.rules_all: set[str] = set()   # every registered discharge rule
         self.findings: list[dict] = []      # one per signature filed by this run
         self.fixed: list[str] = []
         self.warnings: list[str] = []
@@ -184,7 +184,7 @@ class Campaign:
     def _on_event(self, slot: Slot, ev: dict, now: float):
         kind = ev["e"]
         if kind == "ready":
-            self.rules_total = max(self.rules_total, ev["rules_total"])
+            self.rules_all.update(ev["rules_all"])
             slot.phase, slot.phase_since = "idle", now
         elif kind == "start":
             slot.phase, slot.phase_since = "case", now
@@ -436,7 +436,8 @@ class Campaign:
                          "seen_again": [f for f in self.findings
                                         if not f["new"] and f not in flaky],
                          "known": dict(self.known), "fixed": self.fixed},
-            "coverage": {"rules_run": sorted(self.rules), "rules_total": self.rules_total},
+            "coverage": {"rules_run": sorted(self.rules), "rules_total": len(self.rules_all),
+                         "rules_not_run": sorted(self.rules_all - self.rules)},
             "workers": {str(i): {"cases": w[0], "busy_s": round(w[1], 1),
                                  "cases_per_s": round(w[0] / w[2], 2) if w[2] else 0.0}
                         for i, w in sorted(per_worker.items())},

@@ -173,7 +173,7 @@ class Worker:
                     self._new_rules.append(name)
                 return call()
             rules[prim] = compat.wrap_rule(rule, around)
-        return len(rules)
+        return sorted(prim.name for prim in rules)
 
     def _maintain(self):
         import jax
@@ -304,12 +304,12 @@ def main(argv=None) -> None:
         for spec in config.setup:
             load_hook(spec)()
         worker = Worker(config, channel)
-        rules_total = worker.count_rule_calls()
+        rules_all = worker.count_rule_calls()
     except Exception as e:  # noqa: BLE001 - one line to the supervisor
         channel.send("error", message=f"worker setup: {type(e).__name__}: {e}")
         os._exit(EXIT_SETUP)
 
-    channel.send("ready", pid=os.getpid(), rules_total=rules_total)
+    channel.send("ready", pid=os.getpid(), rules_all=rules_all)
     try:
         if config.replay:
             worker.replay_corpus()

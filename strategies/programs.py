@@ -134,10 +134,15 @@ def programs(draw, *, kinds=ir.SEMAPHORE_KINDS, shapes=None, max_semaphores=3,
     # The first semaphore has elements (unless ``shapes`` says otherwise), so
     # that a program has something to signal, wait on and read.
     first = decls(shapes=semaphore_shapes(min_side=1) if shapes is None else shapes)
+    # Semaphores only (where shrinking heads), data refs only (which refs
+    # under jit can run too), or both in one kernel.
+    mixes = [m for m, ok in (("semaphores", max_semaphores), ("data", data_dtypes and max_data_refs),
+                             ("both", max_semaphores and data_dtypes and max_data_refs)) if ok]
+    mix = draw(st.sampled_from(mixes))
     sems = (draw(first), *draw(st.lists(decls(shapes=shapes), max_size=max_semaphores - 1))
-            ) if max_semaphores else ()
-    data = tuple(draw(st.lists(data_refs(data_dtypes), min_size=not sems,
-                               max_size=max_data_refs))) if data_dtypes else ()
+            ) if mix != "data" else ()
+    data = tuple(draw(st.lists(data_refs(data_dtypes), min_size=1,
+                               max_size=max_data_refs))) if mix != "semaphores" else ()
     refs = sems + data
     # Semaphore ops use the semaphores, data ops the data refs: a ref is one
     # or the other (an int16 ref may be either).
