@@ -79,8 +79,9 @@ def ref_aval(shape, dtype) -> AbstractRef:
     return AbstractRef(jax_core.ShapedArray(tuple(shape), dtype))
 
 
-def discharge_closed(closed_jaxpr):
-    """Physicalize semaphore dtypes as interpret mode does, then discharge.
+def discharge_closed(closed_jaxpr, should_discharge=True):
+    """Physicalize semaphore dtypes as interpret mode does, then discharge
+    (the refs ``should_discharge`` selects: all, or a list of flags).
     Returns the discharged closed jaxpr (it has ``in_avals``/``out_avals``)."""
     jaxpr, consts = hlo_interpreter.resolve_physical_types(
         closed_jaxpr.jaxpr, closed_jaxpr.consts)
@@ -88,7 +89,13 @@ def discharge_closed(closed_jaxpr):
         physical = jax_core.ClosedJaxpr(jaxpr, consts)
     else:
         physical = jaxpr.with_consts(consts) if consts else jaxpr
-    return state_discharge.discharge_state(physical, **STRIP_MEMORY_SPACE)
+    return state_discharge.discharge_state(physical, should_discharge=should_discharge,
+                                           **STRIP_MEMORY_SPACE)
+
+
+def eval_closed(closed_jaxpr, *args):
+    """Evaluate a closed jaxpr (either release's kind) on ``args``."""
+    return jax_core.eval_jaxpr(closed_jaxpr.jaxpr, closed_jaxpr.consts, *args)
 
 
 TRANSFORM_SEMAPHORE = (pallas_primitives, "_transform_semaphore")

@@ -8,6 +8,9 @@ computation must agree. No model decides the values; only equality counts.
   against the two calls one by one.
 - ``chain-equivalence``: the program against itself with every view
   re-expressed as one static index of the same element (`model.canonical`).
+- ``partial-discharge``: discharging all refs but one (``should_discharge``)
+  leaves that one a ref, untouched, and, with it run as a ``jax.new_ref``,
+  the program ends as the full discharge does.
 """
 from __future__ import annotations
 
@@ -19,7 +22,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from fuzz import emit, ir, model, paths
+from fuzz import compat, emit, ir, model, paths
 from fuzz.differential import Mismatch, side_by_side
 
 # Paths whose runs return every value, so reruns can be compared exactly.
@@ -107,9 +110,12 @@ def bumped(case: ir.Case) -> ir.Case:
 
 
 def _ends_at_zero(case: ir.Case) -> bool:
+    """Every count back at 0 (data refs may hold anything)."""
     meaning = model.evaluate(case)
+    data = model.data_refs(case)
     return meaning.undefined is None and not any(
-        np.any(np.asarray(s, dtype=object) != 0) for s in meaning.state)
+        np.any(np.asarray(s, dtype=object) != 0)
+        for i, s in enumerate(meaning.state) if i not in data)
 
 
 def vmap_applies(case: ir.Case) -> str | None:
@@ -170,3 +176,57 @@ def chain_equivalence(case: ir.Case, outcome: paths.Outcome) -> list[Mismatch]:
                                           else _describe(again))],
                                   "as written", "re-indexed") +
                      f"\nre-indexed program:\n{emit.kernel_source(simple)}", shape=shape)]
+
+
+def partial_applies(case: ir.Case) -> str | None:
+    """Why partial-discharge does not apply (None if it does): it keeps a
+    data ref undischarged, which then runs eagerly as a ``jax.new_ref``."""
+    if paths.not_applicable(case, "abstract"):
+        return "the abstract path cannot express the case"
+    if any(r.scoped for r in case.refs):
+        # Partly discharged, a run_scoped stays, and it has no evaluation rule.
+        return "the kernel allocates with pl.run_scoped"
+    if _kept(case) is None:
+        return "no unscoped ref that only data statements use"
+    return None
+
+
+def _kept(case: ir.Case) -> int | None:
+    """The ref left undischarged: the first unscoped data ref in use."""
+    data = sorted(model.data_refs(case) & set(paths.unscoped(case)))
+    return data[0] if data else None
+
+
+def partial_discharge(case: ir.Case) -> list[Mismatch]:
+    """Full discharge against discharge of every ref but `_kept`'s, run
+    from the same initial contents."""
+    kept = _kept(case)
+    refs = paths.unscoped(case)
+    closed = paths.load(case, "abstract")["trace"]()
+    mask = [True, True, *[i != kept for i in refs]]
+    inits = [jnp.asarray(paths.dyn(case)), jnp.zeros((paths.out_len(case),), jnp.int32),
+             *[jnp.asarray(model.initial(case, i)) for i in refs]]
+    full = compat.discharge_closed(closed)
+    partial = compat.discharge_closed(closed, should_discharge=mask)
+    k = 2 + refs.index(kept)
+    name = f"r{kept}"
+    if not isinstance(partial.in_avals[k], type(closed.in_avals[k])):
+        return [Mismatch("partial-discharge", "?", "abstract",
+                         f"{name}, left undischarged, became {partial.in_avals[k]}",
+                         side_by_side(case, [(name, str(closed.in_avals[k]),
+                                              str(partial.in_avals[k]))],
+                                      "declared", "after partial discharge"),
+                         shape="kept ref discharged")]
+    want = compat.eval_closed(full, *inits)
+    ref = jax.new_ref(inits[k])
+    got = list(compat.eval_closed(partial, *inits[:k], ref, *inits[k + 1:]))
+    got.insert(k, ref[...])
+    rows = [(n, np.asarray(a).tolist(), np.asarray(b).tolist())
+            for n, a, b in zip(("dyn", "out", *[f"r{i}" for i in refs]), want, got)]
+    if all(a == b for _, a, b in rows):
+        return []
+    bad = next(n for n, a, b in rows if a != b)
+    return [Mismatch("partial-discharge", "?", "abstract",
+                     f"final {bad} differs between full and partial discharge ({name} kept)",
+                     side_by_side(case, rows, "full", f"all but {name}"),
+                     shape=f"final {'kept' if bad == name else 'discharged'} ref differs")]

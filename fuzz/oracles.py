@@ -139,6 +139,14 @@ class VmapMismatch(OracleFailure):
     oracle = "vmap-stack"
 
 
+class PartialDischargeMismatch(OracleFailure):
+    """Discharging some refs differs from discharging all of them."""
+    oracle = "partial-discharge"
+    stage = "discharge"
+    summary = ("discharging all refs but one (`should_discharge`) does not agree with "
+               "discharging them all: {message}")
+
+
 class ChainMismatch(OracleFailure):
     """A program differs from itself with every view re-expressed as one index."""
     oracle = "chain-equivalence"
@@ -146,7 +154,8 @@ class ChainMismatch(OracleFailure):
 
 
 # The oracles that compare runs (fuzz/differential.py, fuzz/metamorphic.py).
-_COMPARING = (ModelMismatch, PathMismatch, JitMismatch, VmapMismatch, ChainMismatch)
+_COMPARING = (ModelMismatch, PathMismatch, JitMismatch, VmapMismatch, ChainMismatch,
+              PartialDischargeMismatch)
 ORACLES = (SeedInvariantViolation, AvalNotPreserved, EffectsMismatch, AbstractConcreteMismatch,
            UnexpectedError, SilentAcceptance, WrongError, *_COMPARING)
 ORACLE_NAMES = tuple(dict.fromkeys(c.oracle for c in ORACLES))
@@ -347,6 +356,7 @@ def check(case: ir.Case, on_paths=None, oracles=ORACLE_NAMES,
         report.count("path-vs-path", len(fine) > 1)
     if case.valid:
         _metamorphic(report, [o for o in fine if o.path in metamorphic.EAGER_PATHS], oracles)
+        _partial(report, oracles)
     return _only(report, oracles)
 
 
@@ -366,6 +376,23 @@ def _metamorphic(report: CaseReport, eager, oracles):
         else:
             report.failures += _from(case, metamorphic.vmap_vs_stack(case))
             report.count("vmap-stack")
+
+
+def _partial(report: CaseReport, oracles):
+    """partial-discharge, on a case whose abstract run went through."""
+    if "partial-discharge" not in oracles or not any(
+            o.path == "abstract" and o.error is None for o in report.outcomes):
+        return
+    if reason := metamorphic.partial_applies(report.case):
+        report.not_applied["partial-discharge"] = reason
+        return
+    try:
+        report.failures += _from(report.case, metamorphic.partial_discharge(report.case))
+    except Exception as e:  # noqa: BLE001 - a partial discharge that raises is a finding
+        report.failures += _from(report.case, [differential.Mismatch(
+            "partial-discharge", "?", "abstract", f"partial discharge raised {paths.first_line(e)}",
+            "", shape=f"raised {type(e).__name__}")])
+    report.count("partial-discharge")
 
 
 def _only(report: CaseReport, oracles) -> CaseReport:

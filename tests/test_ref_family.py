@@ -153,3 +153,32 @@ def test_effects_oracle_catches_a_swap_declaring_only_a_read(plant):
     f = _hunt(oracles.EffectsMismatch, ("effects",), _data("abstract"), "swap")
     assert "do not write" in f.message and f.statement is not None
     assert isinstance(f.case.body[f.statement], Swap)
+
+
+def test_partial_discharge_catches_a_rule_that_goes_wrong_when_a_ref_is_kept(plant):
+    # While a discharge keeps some ref (should_discharge not all True),
+    # addupdate's rule adds twice: full and partial discharge then disagree.
+    from jax._src.state import discharge as state_discharge
+    addupdate_p = state_primitives.addupdate_p
+    real_rule = compat.discharge_rules()[addupdate_p]
+
+    def twice(call, in_avals, values, params):
+        new_invals, outs = call()
+        return [2 * v - values[0] if i == 0 and v is not None else v
+                for i, v in enumerate(new_invals)], outs
+    wrong = compat.wrap_rule(real_rule, twice)
+    real_discharge = state_discharge.discharge_state
+
+    def discharge_state(*args, should_discharge=True, **kwargs):
+        partial = not (should_discharge is True or all(should_discharge))
+        rules = compat.discharge_rules()
+        rules[addupdate_p] = wrong if partial else real_rule
+        try:
+            return real_discharge(*args, should_discharge=should_discharge, **kwargs)
+        finally:
+            rules[addupdate_p] = real_rule
+    plant(state_discharge, "discharge_state", discharge_state)
+    f = _hunt(oracles.PartialDischargeMismatch, ("partial-discharge",),
+              _data("abstract", dtypes=("int32",)))
+    assert "differs between full and partial discharge" in f.message
+    assert any(isinstance(s, AddUpdate) for s in f.case.body)

@@ -174,6 +174,21 @@ def load(case: ir.Case, path: str) -> dict:
     return emit.execute(text, where, name=path)
 
 
+def evaluate(case: ir.Case, path: str, fn, args) -> Outcome:
+    """Run ``fn(*args)`` (``path``'s program as a function, maybe wrapped)
+    into an Outcome: its results named and declared as the path's ``results``
+    says, the ``out`` vector's reads, and each ``r<i>``'s final contents."""
+    names, declared = zip(*MODULES[path].results(case))
+    o = Outcome(path, names=names, declared=declared)
+    o.promised = tuple(aval_of(a) for a in jax.eval_shape(fn, *args))
+    result = jax.block_until_ready(fn(*args))
+    o.produced = tuple(aval_of(a) for a in result)
+    o.values = tuple(np.asarray(a) for a in result)
+    o.reads = tuple(int(v) for v in o.values[names.index("out")][:case.num_reads])
+    o.state = {int(n[1:]): v.tolist() for n, v in zip(names, o.values) if n.startswith("r")}
+    return o
+
+
 def run(case: ir.Case, path: str, **options) -> Outcome:
     """Run ``case`` on ``path``; an exception is recorded, not raised."""
     try:

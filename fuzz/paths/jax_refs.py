@@ -5,9 +5,6 @@ inner ``jax.jit`` that takes the refs (the ``jit`` discharge rule), then
 data programs: semaphores exist only in kernels."""
 from __future__ import annotations
 
-import jax
-import numpy as np
-
 from fuzz import ir, paths
 
 NAME, COST, EVALUATES = "jax_refs", 2, True
@@ -50,14 +47,5 @@ def model_results(case: ir.Case, meaning) -> list | None:
 
 
 def run(case: ir.Case, wrap=None) -> paths.Outcome:
-    names, declared = zip(*results(case))
-    o = paths.Outcome(NAME, names=names, declared=declared)
     fn, args = paths.load(case, NAME)["function"]()
-    fn = fn if wrap is None else wrap(fn)
-    o.promised = tuple(paths.aval_of(a) for a in jax.eval_shape(fn, *args))
-    result = jax.block_until_ready(fn(*args))
-    o.produced = tuple(paths.aval_of(a) for a in result)
-    o.values = tuple(np.asarray(a) for a in result)
-    o.reads = ()
-    o.state = {i: v.tolist() for i, v in zip(paths.unscoped(case), o.values[1:])}
-    return o
+    return paths.evaluate(case, NAME, fn if wrap is None else wrap(fn), args)

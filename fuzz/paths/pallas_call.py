@@ -6,9 +6,6 @@ block is not loaded from memory, even when aliased to an input, so reading
 one unwritten has no defined value), so their final contents come back."""
 from __future__ import annotations
 
-import jax
-import numpy as np
-
 from fuzz import emit, ir, model, paths
 
 NAME, COST, EVALUATES = "pallas_call", 3, True
@@ -64,20 +61,6 @@ def model_results(case: ir.Case, meaning) -> list | None:
     return [paths.padded_reads(meaning), *[meaning.state[i] for i in operands(case)[0]]]
 
 
-def outcome(case: ir.Case, name: str, fn, args) -> paths.Outcome:
-    """Run ``fn(*args)`` (this path's function, maybe wrapped) into an Outcome."""
-    data, _ = operands(case)
-    names, declared = zip(*results(case))
-    o = paths.Outcome(name, names=names, declared=declared)
-    o.promised = tuple(paths.aval_of(a) for a in jax.eval_shape(fn, *args))
-    result = jax.block_until_ready(fn(*args))
-    o.produced = tuple(paths.aval_of(a) for a in result)
-    o.values = tuple(np.asarray(a) for a in result)
-    o.reads = tuple(int(v) for v in o.values[0][:case.num_reads])
-    o.state = {i: v.tolist() for i, v in zip(data, o.values[1:])}
-    return o
-
-
 def run(case: ir.Case, wrap=None) -> paths.Outcome:
     fn, args = paths.load(case, NAME)["function"]()
-    return outcome(case, NAME, fn if wrap is None else wrap(fn), args)
+    return paths.evaluate(case, NAME, fn if wrap is None else wrap(fn), args)

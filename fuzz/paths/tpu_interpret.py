@@ -48,7 +48,7 @@ def run(case: ir.Case) -> paths.Outcome:
     printed = io.StringIO()
     try:
         with contextlib.redirect_stdout(printed):
-            o = pallas_call.outcome(case, NAME, fn, args)
+            o = paths.evaluate(case, NAME, fn, args)
     except Exception:
         # The interpreter's global state is unusable after an error until reset.
         pltpu.reset_tpu_interpret_mode_state()

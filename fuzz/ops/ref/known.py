@@ -35,6 +35,13 @@ def _addupdate_of_python_scalar(case: ir.Case, k: int) -> bool:
     return isinstance(stmt, AddUpdate) and isinstance(stmt.value, Scalar)
 
 
+def _addupdate_gathering_bools(case: ir.Case, k: int) -> bool:
+    stmt = case.body[k]
+    return (isinstance(stmt, AddUpdate) and case.refs[stmt.view.ref].kind == "bool"
+            and any(isinstance(i, ir.IntArray) for t in stmt.view.transforms
+                    if isinstance(t, ir.At) for i in t.indices))
+
+
 def _swap_of_python_bool(case: ir.Case, k: int) -> bool:
     stmt = case.body[k]
     return isinstance(stmt, Swap) and isinstance(stmt.value, Scalar) and isinstance(
@@ -43,13 +50,32 @@ def _swap_of_python_bool(case: ir.Case, k: int) -> bool:
 
 KNOWN_FINDINGS: tuple[KnownFinding, ...] = (
     KnownFinding(
+        "addupdate-bool-ref-gather",
+        "addupdate on a bool ref works through a scalar or slice index (as a "
+        "logical or) but fails through an integer-array index: the scatter-add "
+        "it discharges to calls lax.add, which refuses bool ('add does not "
+        "accept dtype bool')",
+        symptoms=(("valid-runs", r"TypeError: add does not accept dtype bool"),),
+        trigger=_addupdate_gathering_bools,
+        example=ir.Case((ir.Ref("bool", (2,)),), (AddUpdate(
+            ir.View(0, (ir.At((ir.IntArray((1,), True),)),)), Iota("bool", (1,), 1)),),
+            paths=("abstract",)),
+        jax_versions=((0, 10), (0, 12))),
+    KnownFinding(
         "swap-python-bool-kept-raw",
         "x[...] = False on a bool ref: the Python bool is never made an array "
         "(_maybe_implicit_cast converts only ints and floats), so swap's "
         "discharge rule returns the raw Python bool as the ref's new value, and "
         "pl.run_state returns a Python bool where a bool[] array belongs",
         symptoms=(("aval-preserved", r"^swap returned a new value python bool\[\] for operand"),),
-        consequences=(("abstract-concrete", r"^final r\d+ is python bool\[\]"),),
+        consequences=(
+            ("abstract-concrete", r"^final r\d+ is python bool\[\]"),
+            # Later statements on the ref see the raw bool: an addupdate adds
+            # to it as Python does (False + False is the int 0), or fails.
+            ("aval-preserved", r"^addupdate returned a new value python int\[\]"),
+            ("valid-runs", r"AttributeError: 'bool' object has no attribute 'shape'"),
+            ("chain-equivalence", r"re-indexed program raised TypeError: lax\.dynamic_update_slice "
+                                  r"requires arguments to have the same dtypes, got bool, int32")),
         trigger=_swap_of_python_bool,
         example=ir.Case((ir.Ref("bool", ()),), (Swap(ir.View(0), Scalar(False)),)),
         jax_versions=((0, 10), (0, 12))),
