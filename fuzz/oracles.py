@@ -91,7 +91,8 @@ class UnexpectedError(OracleFailure):
     """A valid case raised."""
     oracle = "valid-runs"
     symptom, stage, error_is_the_symptom = "exception", None, True
-    summary = ("a valid kernel (every semaphore view is `()`-shaped and in bounds) "
+    summary = ("a valid kernel (every index in bounds, every semaphore view `()`-shaped, "
+               "every stored value of the view's shape and the ref's dtype) "
                "raised `{message}`")
 
     def symptom_of(self) -> str:

@@ -75,7 +75,7 @@ def _facts(finding):
 
 
 def title(finding) -> str:
-    return f"Pallas semaphores: {finding.primitive} - {finding.symptom} ({finding.oracle})"
+    return f"Pallas state discharge: {finding.primitive} - {finding.symptom} ({finding.oracle})"
 
 
 def markdown(finding) -> str:

@@ -45,6 +45,10 @@ def _case(sem, *body, paths):
     return ir.Case((sem,), tuple(body), paths)
 
 
+# How discharge refuses a transposed view: 0.12 names the class, 0.10 the transform.
+_TRANSPOSE = (r"NotImplementedError: (<class '[\w.]*TransposeTransform'>|"
+              r"Unsupported transform: TransposeTransform)")
+
 TABLE: tuple[Unsupported, ...] = (
     Unsupported(
         "tpu-interpret-semaphore-read", "tpu_interpret",
@@ -59,7 +63,7 @@ TABLE: tuple[Unsupported, ...] = (
         ((0, 10), (0, 12))),
     *(Unsupported(
         f"transpose-not-dischargeable-{path}", path,
-        r"NotImplementedError: <class '[\w.]*TransposeTransform'>",
+        _TRANSPOSE,
         "a transposed view traces, but discharge (or the TPU interpreter) has no "
         "rule to write through it (a signal or wait, a store), or to index after it",
         _case(ir.Ref("regular" if path == "tpu_interpret" else "int16", (2, 2)),
@@ -70,7 +74,7 @@ TABLE: tuple[Unsupported, ...] = (
     # Refs under jit hold data only: a store through a transposed view.
     Unsupported(
         "transpose-not-dischargeable-jax_refs", "jax_refs",
-        r"NotImplementedError: <class '[\w.]*TransposeTransform'>",
+        _TRANSPOSE,
         "a transposed view of a jax.new_ref traces, but discharge has no rule to "
         "store through it",
         ir.Case((ir.Ref("int32", (2, 3)),),
@@ -84,6 +88,29 @@ TABLE: tuple[Unsupported, ...] = (
                 (AddUpdate(ir.View(0, (ir.Transpose((1, 0)),)), Iota("int32", (3, 2))),),
                 (path,)), ((0, 10), (0, 12)))
       for path in ("abstract", "run_state", "jax_refs", "pallas_call")),
+    # JAX 0.10 discharged no reshaped view and only one indexer per view.
+    *(Unsupported(
+        f"reshape-not-dischargeable-{path}", path,
+        r"NotImplementedError: Unsupported transform: ReshapeTransform",
+        "JAX 0.10's discharge has no rule for a reshaped view",
+        ir.Case((ir.Ref("int32", (2, 2)),),
+                (Swap(ir.View(0, (ir.Reshape((4,)),)), Iota("int32", (4,))),), (path,)),
+        ((0, 10),)) for path in ("abstract", "run_state", "jax_refs", "pallas_call")),
+    *(Unsupported(
+        f"single-indexer-{path}", path,
+        r"NotImplementedError: Only single indexer is supported",
+        "JAX 0.10's discharge takes one indexer per view (x.at[i].at[j] is refused)",
+        ir.Case((ir.Ref("int32", (2, 2)),), (AddUpdate(ir.View(0, (
+            ir.At((ir.Int(0),)), ir.At((ir.Int(1),)))), Iota("int32", ())),), (path,)),
+        ((0, 10),)) for path in ("abstract", "run_state", "jax_refs", "pallas_call")),
+    Unsupported(
+        "tpu-interpret-advanced-indexer", "tpu_interpret",
+        r"CpuCallback error calling callback: ValueError: Advanced indexers are not supported on TPU",
+        "the TPU interpreter refuses an integer-array index in a kernel load or store, "
+        "as Mosaic does",
+        ir.Case((ir.Ref("int32", (2,)),), (Swap(ir.View(0, (
+            ir.At((ir.IntArray((1,), True),)),)), Iota("int32", (1,))),), ("tpu_interpret",)),
+        ((0, 12),)),
 )
 
 

@@ -42,6 +42,21 @@ def _addupdate_gathering_bools(case: ir.Case, k: int) -> bool:
                     if isinstance(t, ir.At) for i in t.indices))
 
 
+def _addupdate_after_scalar_store(case: ir.Case, k: int) -> bool:
+    """An addupdate on a ref an earlier statement set from a Python scalar."""
+    stmt = case.body[k]
+    return isinstance(stmt, AddUpdate) and any(
+        isinstance(s, Swap) and isinstance(s.value, Scalar) and s.view.ref == stmt.view.ref
+        for s in case.body[:k])
+
+
+def _negative_static_index(case: ir.Case, k: int) -> bool:
+    stmt = case.body[k]
+    return stmt.family == "ref" and any(
+        isinstance(i, ir.Int) and not i.dynamic and i.value < 0
+        for t in stmt.view.transforms if isinstance(t, ir.At) for i in t.indices)
+
+
 def _swap_of_python_bool(case: ir.Case, k: int) -> bool:
     stmt = case.body[k]
     return isinstance(stmt, Swap) and isinstance(stmt.value, Scalar) and isinstance(
@@ -49,6 +64,41 @@ def _swap_of_python_bool(case: ir.Case, k: int) -> bool:
 
 
 KNOWN_FINDINGS: tuple[KnownFinding, ...] = (
+    KnownFinding(
+        "addupdate-after-scalar-store-numpy-dtype",
+        "after x[...] = 0 (a Python scalar), discharge holds x's value as a "
+        "constant, and an addupdate on x then adds in NumPy/Python arithmetic: "
+        "the new value of an int32 ref is int64, of a float32 ref float64, of "
+        "a bool ref an int or a Python scalar (which later statements cannot "
+        "even index)",
+        symptoms=(("aval-preserved", r"^addupdate returned a new value (int64|float64|int32|"
+                                     r"python \w+)\[\] for operand 0"),
+                  ("valid-runs", r"AttributeError: '(int|bool|float)' object has no attribute 'shape'")),
+        consequences=(
+            ("abstract-concrete", r"^final r\d+ is (int64|float64|int32|python \w+)\[\]"),
+            ("chain-equivalence", r"re-indexed program raised TypeError: lax\.dynamic_update_slice "
+                                  r"requires arguments to have the same dtypes"),
+            # The value of the wrong dtype flows on: out of an inner jit,
+            # into pallas_call's write-back, into jit's lowering.
+            ("aval-preserved", r"^jit returned a new value (int64|float64|int32)\[\] for operand"),
+            ("valid-runs", r"TypeError: lax\.dynamic_update_slice requires arguments to have the "
+                           r"same dtypes"),
+            ("jit-eager", r"raised ValueError: Cannot lower jaxpr with verifier errors")),
+        trigger=_addupdate_after_scalar_store,
+        example=ir.Case((ir.Ref("int32", ()),), (Swap(ir.View(0), Scalar(0)),
+                                                 AddUpdate(ir.View(0), Scalar(0)))),
+        jax_versions=((0, 12),)),
+    KnownFinding(
+        "tpu-interpret-negative-static-index",
+        "the TPU interpreter fails an assertion (0 <= r in "
+        "is_range_out_of_bounds_for_shape) on a load or store with a negative "
+        "static index (x[:, -1] = v): it does not normalize the index, the HLO "
+        "interpreter does",
+        symptoms=(("valid-runs", r"CpuCallback error calling callback: AssertionError"),),
+        trigger=_negative_static_index,
+        example=ir.Case((ir.Ref("int32", (1, 2)),), (Swap(ir.View(0, (
+            ir.At((ir.Slice(), ir.Int(-1))),)), Iota("int32", (1,))),), ("tpu_interpret",)),
+        jax_versions=((0, 12),)),
     KnownFinding(
         "addupdate-bool-ref-gather",
         "addupdate on a bool ref works through a scalar or slice index (as a "
