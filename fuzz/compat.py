@@ -2,28 +2,20 @@
 
 Supported: JAX 0.10.x (Python 3.11) and 0.12.x (Python 3.12).
 - ``discharge_state`` takes a ``ClosedJaxpr`` (0.10) or a closed ``Jaxpr``
-  (0.12, which has no ``ClosedJaxpr``); ``make_jaxpr``'s result fits both.
+  (0.12, which has no ``ClosedJaxpr``): the abstract path's harness
+  (fuzz/paths/abstract.py) handles both, as its reproducers must.
 - Discharge rules are ``rule(in_avals, out_avals, *args, **params)`` in 0.10
   and ``rule(ctx, *args, **params)`` with ``ctx.in_avals`` in 0.12.
 """
 from __future__ import annotations
 
-import inspect
-
 import jax
 from jax._src import core as jax_core
-from jax._src.pallas import hlo_interpreter
 from jax._src.pallas import primitives as pallas_primitives
 from jax._src.state import discharge as state_discharge
-from jax._src.state.types import AbstractRef
 
 SUPPORTED = ((0, 10), (0, 12))
 RULES_TAKE_CTX = hasattr(state_discharge, "DischargeContext")
-# 0.12's interpret mode discharges with memory spaces stripped; 0.10 has no
-# such option (and keeps none).
-STRIP_MEMORY_SPACE = ({"strip_memory_space": True} if "strip_memory_space"
-                      in inspect.signature(state_discharge.discharge_state).parameters
-                      else {})
 
 
 class UnsupportedJax(RuntimeError):
@@ -73,24 +65,6 @@ def effect_input(effect):
     """The operand position a ref effect of an abstract evaluation names
     (``input``; ``input_index`` in older releases; None for other effects)."""
     return getattr(effect, "input", getattr(effect, "input_index", None))
-
-
-def ref_aval(shape, dtype) -> AbstractRef:
-    return AbstractRef(jax_core.ShapedArray(tuple(shape), dtype))
-
-
-def discharge_closed(closed_jaxpr, should_discharge=True):
-    """Physicalize semaphore dtypes as interpret mode does, then discharge
-    (the refs ``should_discharge`` selects: all, or a list of flags).
-    Returns the discharged closed jaxpr (it has ``in_avals``/``out_avals``)."""
-    jaxpr, consts = hlo_interpreter.resolve_physical_types(
-        closed_jaxpr.jaxpr, closed_jaxpr.consts)
-    if hasattr(jax_core, "ClosedJaxpr"):
-        physical = jax_core.ClosedJaxpr(jaxpr, consts)
-    else:
-        physical = jaxpr.with_consts(consts) if consts else jaxpr
-    return state_discharge.discharge_state(physical, should_discharge=should_discharge,
-                                           **STRIP_MEMORY_SPACE)
 
 
 def eval_closed(closed_jaxpr, *args):

@@ -44,11 +44,6 @@ def dtype_source(kind: str) -> str:
     return "jnp.bool_" if kind == "bool" else f"jnp.{kind}"
 
 
-def allocation(ref: ir.Ref):
-    """The live allocation object of ``ref``."""
-    return eval(allocation_source(ref), _namespace())  # noqa: S307 - our own text
-
-
 class Source:
     """The emitter the ops write through: names of refs and operands."""
 

@@ -197,17 +197,18 @@ def _kept(case: ir.Case) -> int | None:
     return data[0] if data else None
 
 
-def partial_discharge(case: ir.Case) -> list[Mismatch]:
+def partial_discharge(case: ir.Case, traced: paths.Outcome) -> list[Mismatch]:
     """Full discharge against discharge of every ref but `_kept`'s, run
-    from the same initial contents."""
+    from the same initial contents, of the kernel the abstract run
+    ``traced``, with the abstract path's own ``discharge``."""
     kept = _kept(case)
     refs = paths.unscoped(case)
-    closed = paths.load(case, "abstract")["trace"]()
+    closed, discharge = traced.jaxpr, paths.load(case, "abstract")["discharge"]
     mask = [True, True, *[i != kept for i in refs]]
     inits = [jnp.asarray(paths.dyn(case)), jnp.zeros((paths.out_len(case),), jnp.int32),
              *[jnp.asarray(model.initial(case, i)) for i in refs]]
-    full = compat.discharge_closed(closed)
-    partial = compat.discharge_closed(closed, should_discharge=mask)
+    full = discharge(closed)
+    partial = discharge(closed, should_discharge=mask)
     k = 2 + refs.index(kept)
     name = f"r{kept}"
     if not isinstance(partial.in_avals[k], type(closed.in_avals[k])):

@@ -381,14 +381,14 @@ def _metamorphic(report: CaseReport, eager, oracles):
 
 def _partial(report: CaseReport, oracles):
     """partial-discharge, on a case whose abstract run went through."""
-    if "partial-discharge" not in oracles or not any(
-            o.path == "abstract" and o.error is None for o in report.outcomes):
+    traced = next((o for o in report.outcomes if o.path == "abstract" and o.error is None), None)
+    if "partial-discharge" not in oracles or traced is None:
         return
     if reason := metamorphic.partial_applies(report.case):
         report.not_applied["partial-discharge"] = reason
         return
     try:
-        report.failures += _from(report.case, metamorphic.partial_discharge(report.case))
+        report.failures += _from(report.case, metamorphic.partial_discharge(report.case, traced))
     except Exception as e:  # noqa: BLE001 - a partial discharge that raises is a finding
         report.failures += _from(report.case, [differential.Mismatch(
             "partial-discharge", "?", "abstract", f"partial discharge raised {paths.first_line(e)}",

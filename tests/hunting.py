@@ -1,9 +1,19 @@
-"""The hunt the planted-bug tests share: Hypothesis finds and shrinks the
-failure a planted bug causes, then the IR reduction a finding gets."""
+"""What the planted-bug tests share: a rule planted wrong, and the hunt in
+which Hypothesis finds and shrinks the failure it causes, then the IR
+reduction a finding gets."""
 import pytest
 from hypothesis import HealthCheck, given, seed, settings
 
-from fuzz import findings, known_findings, minimize, oracles
+from fuzz import compat, findings, known_findings, minimize, oracles
+
+
+def rule_returning(prim, change):
+    """The real discharge rule of ``prim`` with ``change`` applied to each new
+    ref value it returns."""
+    def around(call, in_avals, values, params):
+        new_invals, outs = call()
+        return [None if v is None else change(v) for v in new_invals], outs
+    return compat.wrap_rule(compat.discharge_rules()[prim], around)
 
 
 def hunt(cls, names, strategy, *, primitive=None, max_examples=100, statements=3):

@@ -10,17 +10,10 @@ from fuzz.campaign import run_campaign
 from fuzz.ops.semaphore import Wait
 from jax._src.pallas import primitives as pallas_primitives
 from jax._src.state import discharge as state_discharge
+from hunting import rule_returning
 from strategies import invalid_programs, programs
 
 signal_p, wait_p, read_p = compat.SEMAPHORE_PRIMITIVES
-
-
-def _rule_returning(prim, change):
-    """The real rule of ``prim`` with ``change`` applied to each new ref value."""
-    def around(call, in_avals, values, params):
-        new_invals, outs = call()
-        return [None if v is None else change(v) for v in new_invals], outs
-    return compat.wrap_rule(compat.discharge_rules()[prim], around)
 
 
 def _caught(strategy, cls, primitive=None, max_examples=150):
@@ -51,7 +44,7 @@ def _behaves_like_real_jax(case):
 def test_seed_oracle_catches_a_rule_storing_a_wrongly_shaped_semaphore(plant):
     # signal stores its new value with an extra leading axis: the next use of
     # the semaphore sees a shape that is neither the aval's nor ().
-    plant(compat.discharge_rules(), signal_p, _rule_returning(signal_p, lambda v: v[None]))
+    plant(compat.discharge_rules(), signal_p, rule_returning(signal_p, lambda v: v[None]))
     f = _caught(programs(kinds=("int16",), data_dtypes=()), oracles.SeedInvariantViolation)
     assert f.primitive in ("semaphore_signal", "semaphore_wait", "semaphore_read")
     assert "is neither the aval shape" in str(f)
@@ -62,7 +55,7 @@ def test_seed_oracle_catches_a_rule_storing_a_wrongly_shaped_semaphore(plant):
 
 def test_strict_oracle_catches_a_rule_returning_the_wrong_dtype(plant):
     plant(compat.discharge_rules(), wait_p,
-          _rule_returning(wait_p, lambda v: v.astype(jnp.int32)))
+          rule_returning(wait_p, lambda v: v.astype(jnp.int32)))
     f = _caught(programs(kinds=("int16",), data_dtypes=()), oracles.AvalNotPreserved, "semaphore_wait")
     assert "int32[" in str(f) and "int16[" in str(f)
     _small(f.case, statements=1, chain=1)
@@ -73,7 +66,7 @@ def test_strict_oracle_catches_a_rule_returning_the_wrong_shape(plant):
     # Shape () passes the seed invariant (JAX tolerates scalars): only the
     # strict invariant sees the whole ref replaced by one element.
     plant(compat.discharge_rules(), signal_p,
-          _rule_returning(signal_p, lambda v: v.reshape(-1)[0] if v.size else v))
+          rule_returning(signal_p, lambda v: v.reshape(-1)[0] if v.size else v))
     f = _caught(programs(kinds=("int16",), data_dtypes=()), oracles.AvalNotPreserved, "semaphore_signal")
     assert "returned a new value int16[]" in str(f)
     _small(f.case, statements=1)

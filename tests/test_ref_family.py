@@ -8,21 +8,12 @@ from fuzz.ops.ref import AddUpdate, Get, Swap
 from fuzz.ops.ref.common import Iota, Scalar
 from jax._src.state import primitives as state_primitives
 from strategies import invalid_programs, programs
-from hunting import hunt
+from hunting import hunt, rule_returning
 
 
 def _data(*paths, dtypes=("int8", "int32", "float32", "bool")):
     """Data-ref programs only (no semaphores), run only on ``paths``."""
     return programs(max_semaphores=0, data_dtypes=dtypes, max_statements=4, paths=paths)
-
-
-def _rule_changing(prim, change):
-    """The real discharge rule of ``prim``, its new ref value passed through
-    ``change`` (same ref, same aval unless ``change`` alters it)."""
-    def around(call, in_avals, values, params):
-        new_invals, outs = call()
-        return [None if v is None else change(v) for v in new_invals], outs
-    return compat.wrap_rule(compat.discharge_rules()[prim], around)
 
 
 def _hunt(cls, names, strategy, primitive=None):
@@ -57,7 +48,7 @@ def test_a_swap_storing_one_element_twice_has_no_meaning():
 
 def test_strict_oracle_catches_a_swap_rule_changing_the_dtype(plant):
     swap_p = state_primitives.swap_p
-    plant(compat.discharge_rules(), swap_p, _rule_changing(
+    plant(compat.discharge_rules(), swap_p, rule_returning(
         swap_p, lambda v: v.astype(jnp.float32 if v.dtype != jnp.float32 else jnp.int32)))
     f = _hunt(oracles.AvalNotPreserved, ("aval-preserved",), _data("abstract"), "swap")
     assert "returned a new value" in f.message
@@ -66,7 +57,7 @@ def test_strict_oracle_catches_a_swap_rule_changing_the_dtype(plant):
 
 def test_model_catches_a_swap_landing_on_the_next_element(plant):
     swap_p = state_primitives.swap_p
-    plant(compat.discharge_rules(), swap_p, _rule_changing(swap_p, _rolled))
+    plant(compat.discharge_rules(), swap_p, rule_returning(swap_p, _rolled))
     f = _hunt(oracles.ModelMismatch, ("model-vs-path",), _data("run_state"), "swap")
     assert "expected (model)" in str(f)
     assert any(len(r.shape) >= 1 and np.prod(r.shape) >= 2 for r in f.case.refs)

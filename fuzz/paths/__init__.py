@@ -50,7 +50,9 @@ class Outcome:
     state: dict[int, list] | None = None   # ref number -> its final contents
     leftover: int | None = None            # the count the TPU interpreter
                                            # reports at kernel exit (0: none)
-    # The aval abstract evaluation gives each statement's value (abstract path).
+    # The abstract path: the kernel as traced (a closed jaxpr), and the aval
+    # abstract evaluation gives each statement's value.
+    jaxpr: object = None
     value_avals: dict[int, Aval] = field(default_factory=dict)
     notes: list[str] = field(default_factory=list)
 

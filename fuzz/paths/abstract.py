@@ -19,12 +19,13 @@ def trace():
     return jax.make_jaxpr(kernel)(*avals)
 
 
-def run():
+def discharge(closed, should_discharge=True):
+    """``closed`` with semaphore dtypes physicalized as interpret mode does,
+    then discharged (the refs ``should_discharge`` selects: all by default)."""
     from jax._src.state.discharge import discharge_state
     from jax._src.pallas.hlo_interpreter import resolve_physical_types
     from jax._src import core
     import inspect
-    closed = trace()
     jaxpr, consts = resolve_physical_types(closed.jaxpr, closed.consts)
     if hasattr(core, "ClosedJaxpr"):  # JAX < 0.12
         physical = core.ClosedJaxpr(jaxpr, consts)
@@ -32,8 +33,11 @@ def run():
         physical = jaxpr.with_consts(consts) if consts else jaxpr
     strip = ({{"strip_memory_space": True}} if "strip_memory_space"  # JAX >= 0.12
              in inspect.signature(discharge_state).parameters else {{}})
-    return tuple(jax.ShapeDtypeStruct(a.shape, a.dtype)
-                 for a in discharge_state(physical, **strip).out_avals)
+    return discharge_state(physical, should_discharge=should_discharge, **strip)
+
+
+def run():
+    return tuple(jax.ShapeDtypeStruct(a.shape, a.dtype) for a in discharge(trace()).out_avals)
 '''
 
 
@@ -69,8 +73,11 @@ def run(case: ir.Case) -> paths.Outcome:
     o = paths.Outcome(NAME, names=names, declared=declared)
     o.promised = o.declared
     program = paths.load(case, NAME)
-    o.value_avals = value_avals(program["trace"]().jaxpr)
-    o.produced = tuple(paths.aval_of(a) for a in program["run"]())
+    # run()'s two steps, so the kernel is traced once: its equations give
+    # the statements' value avals, and partial-discharge reuses it.
+    o.jaxpr = program["trace"]()
+    o.value_avals = value_avals(o.jaxpr.jaxpr)
+    o.produced = tuple(paths.aval_of(a) for a in program["discharge"](o.jaxpr).out_avals)
     return o
 
 

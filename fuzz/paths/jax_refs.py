@@ -33,7 +33,7 @@ def not_applicable(case: ir.Case) -> str | None:
 
 def harness(case: ir.Case) -> str:
     refs = paths.unscoped(case)
-    return _HARNESS.format(params=", ".join(f"x{i}" for i in refs) or "",
+    return _HARNESS.format(params=", ".join(f"x{i}" for i in refs),
                            inputs="".join(f"{paths.initial_source(case, i)}, " for i in refs))
 
 

@@ -109,8 +109,11 @@ def written(memory, n: int, view: ir.View, new: np.ndarray) -> None:
     memory.writers[view.ref].reshape(-1)[pos[changed.any(axis=1)]] = n
 
 
-def duplicates(memory, view: ir.View) -> bool:
-    pos = memory.where(view)
+def stores_twice(refs, view: ir.View) -> bool:
+    """Whether ``view`` names one element of its ref twice (a gather with a
+    repeated index)."""
+    from fuzz.model import positions
+    pos = positions(tuple(refs[view.ref].shape), view, refs[view.ref].bits)
     return np.unique(pos).size < pos.size
 
 

@@ -7,9 +7,9 @@ from dataclasses import dataclass, replace
 from hypothesis import strategies as st
 
 from fuzz import ir
-from fuzz.ops.ref.common import (Iota, RefOp, Value, data_views, duplicates, earlier_values,
-                                 produced, value_mistakes, value_of, value_source, values,
-                                 written)
+from fuzz.ops.ref.common import (Iota, RefOp, Value, data_views, earlier_values,
+                                 produced, stores_twice, value_mistakes, value_of, value_source,
+                                 values, written)
 
 
 @dataclass(frozen=True)
@@ -32,7 +32,7 @@ class Swap(RefOp):
         return f"{ref}[{e.subscript(idx)}] = {value}"
 
     def run(self, memory, n):
-        if duplicates(memory, self.view):
+        if stores_twice(memory.case.refs, self.view):
             return (f"statement {n} stores twice to one element: which store wins "
                     "is not specified")
         new, _ = value_of(memory, self.value, memory.case.refs[self.view.ref].kind)
@@ -60,13 +60,6 @@ class Swap(RefOp):
         if views is None:
             return None
         earlier = earlier_values(body, refs)
-        return views.filter(lambda v: not _has_duplicates(refs, v)).flatmap(
+        return views.filter(lambda v: not stores_twice(refs, v)).flatmap(
             lambda view: st.builds(cls, st.just(view), values(refs, view, earlier),
                                    st.booleans()))
-
-
-def _has_duplicates(refs, view) -> bool:
-    from fuzz.model import positions
-    import numpy as np
-    pos = positions(tuple(refs[view.ref].shape), view, refs[view.ref].bits)
-    return np.unique(pos).size < pos.size
