@@ -113,6 +113,10 @@ def against_model(case: ir.Case, meaning: model.Meaning, outcome) -> list[Mismat
             want, got = np.asarray(meaning.state[i], dtype=object), np.asarray(got, dtype=object)
             writers = np.asarray(meaning.state_writers[i], dtype=object)
             rows.append((f"r{i}", meaning.state[i], got.tolist()))
+            if want.shape != got.shape:
+                diffs.append((None, f"final r{i} has shape {got.shape}, expected {want.shape}",
+                              "final value|shape differs"))
+                continue
             for at in map(tuple, np.argwhere(want != got)):
                 where = f"final r{i}{[int(j) for j in at]}"
                 if counts:

@@ -24,6 +24,7 @@ import jax.numpy as jnp
 import numpy as np
 from jax.experimental import pallas as pl
 from jax.experimental.pallas import tpu as pltpu
+from jax.experimental.pallas import triton as plgpu
 """
 # Live kernels are compiled under a file name of this prefix; `statement_at`
 # maps a line of one back to its statement (fuzz/blame.py).

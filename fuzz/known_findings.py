@@ -48,12 +48,13 @@ def trigger_statements(k: KnownFinding, failure) -> list[int]:
 
 def _downstream(k: KnownFinding, failure, roots: list[int]) -> bool:
     """A consequence on the ref of a root (a statement where a symptom of
-    ``k`` matched), at or after it; anywhere if it is pinned to none."""
+    ``k`` matched), at or after it; anywhere if it is pinned to none. A final
+    content is seen after every statement, whichever last wrote it."""
     if failure.statement is None:
         return bool(roots)
     body = failure.case.body
-    return any(failure.statement >= r and body[failure.statement].view.ref == body[r].view.ref
-               for r in roots)
+    at = len(body) if failure.message.startswith("final ") else failure.statement
+    return any(at >= r and body[failure.statement].view.ref == body[r].view.ref for r in roots)
 
 
 def match(failure, report_failures=()) -> KnownFinding | None:

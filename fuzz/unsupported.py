@@ -17,8 +17,8 @@ import re
 from dataclasses import dataclass
 
 from fuzz import compat, ir
-from fuzz.ops.ref import AddUpdate, Swap
-from fuzz.ops.ref.common import Iota
+from fuzz.ops.ref import AddUpdate, MaskedLoad, Swap
+from fuzz.ops.ref.common import Iota, Mask
 from fuzz.ops.semaphore import Read, Signal, Wait
 
 # How "this is not supported" reads in JAX's errors.
@@ -111,6 +111,13 @@ TABLE: tuple[Unsupported, ...] = (
         ir.Case((ir.Ref("int32", (2,)),), (Swap(ir.View(0, (
             ir.At((ir.IntArray((1,), True),)),)), Iota("int32", (1,))),), ("tpu_interpret",)),
         ((0, 12),)),
+    Unsupported(
+        "tpu-interpret-masked-load", "tpu_interpret",
+        r"NotImplementedError: masked load_p",
+        "the TPU interpreter refuses a load with a mask, as Mosaic does",
+        ir.Case((ir.Ref("int32", (2,)),), (
+            MaskedLoad(ir.View(0), Mask((2,), 2), Iota("int32", (2,))),
+            Swap(ir.View(0), ir.Result(0))), ("tpu_interpret",)), ((0, 10), (0, 12))),
 )
 
 

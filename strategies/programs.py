@@ -104,12 +104,13 @@ def _check_sizes(**sizes):
 def programs(draw, *, kinds=ir.SEMAPHORE_KINDS, shapes=None, max_semaphores=3,
              data_dtypes=ir.DATA_DTYPES, max_data_refs=2,
              max_statements=6, max_chain=3, transforms=TRANSFORM_KINDS, dynamic=True,
-             paths=ir.PATHS, endings=ENDINGS):
+             paths=ir.PATHS, endings=ENDINGS, ops=None):
     """Valid programs over semaphores (of ``kinds``) and data refs (of
     ``data_dtypes``; none without): semaphore statements on ()-shaped views,
     data statements on views of any shape, values of the right shape and
-    dtype, every index in bounds. Shrinks towards one scalar semaphore and
-    few, short statements.
+    dtype, every index in bounds, of the statement kinds ``ops`` (default:
+    every registered one). Shrinks towards one scalar semaphore and few,
+    short statements.
 
     >>> programs(kinds=("int16",), data_dtypes=(), max_statements=2).example()
     Case(refs=(Ref(kind='int16', shape=(2,), scoped=False),), body=(Signal(view=View(ref=0, transforms=(At(indices=(Int(value=1, dynamic=False),)),)), inc=Int(value=1, dynamic=False), ...),), ...)
@@ -125,6 +126,10 @@ def programs(draw, *, kinds=ir.SEMAPHORE_KINDS, shapes=None, max_semaphores=3,
         raise InvalidArgument(f"paths {bad} not in {ir.PATHS}")
     if not endings or (bad := [e for e in endings if e not in ENDINGS]):
         raise InvalidArgument(f"endings must be a non-empty subset of {ENDINGS}")
+    if ops is not None and (bad := [op for op in ops if op not in all_ops()]):
+        raise InvalidArgument(f"ops {bad} are not registered statement kinds")
+    kinds_of = {f: [op for op in (all_ops() if ops is None else ops) if op.family == f]
+                for f in ("semaphore", "ref")}
     # Half the programs use only unscoped int16 arrays, which every path
     # (run_state included) can express; shrinking heads there.
     only_int16 = "int16" in kinds and draw(st.booleans()) is False
@@ -150,13 +155,14 @@ def programs(draw, *, kinds=ir.SEMAPHORE_KINDS, shapes=None, max_semaphores=3,
     body = ()
     for _ in range(draw(st.integers(min(1, max_statements), max_statements))):
         family = draw(st.sampled_from(tuple(f for f, among in families.items()
-                                            if any(0 not in refs[i].shape for i in among))
+                                            if kinds_of[f]
+                                            and any(0 not in refs[i].shape for i in among))
                                       or (None,)))
         if family is None:
             break
         body += (draw(statements(
             refs, dynamic=dynamic, max_chain=max_chain, kinds=transforms, body=body,
-            among=families[family], ops=[op for op in all_ops() if op.family == family])),)
+            among=families[family], ops=kinds_of[family])),)
     ending = draw(st.sampled_from(tuple(endings)))
     if "balanced" in ending:
         body += balance(body)

@@ -1,19 +1,23 @@
-"""The data-ref family (get, swap): the model against NumPy, and planted
+"""The data-ref family (get, swap, addupdate, masked loads and stores): the model against NumPy, and planted
 bugs in JAX's rules for it, each caught by its oracle and shrunk."""
 import jax.numpy as jnp
 import numpy as np
+from hypothesis import strategies as st
 
 from fuzz import compat, ir, model, oracles
-from fuzz.ops.ref import AddUpdate, Get, Swap
-from fuzz.ops.ref.common import Iota, Scalar
+from fuzz.ops.ref import AddUpdate, Get, MaskedLoad, MaskedStore, Swap
+from fuzz.ops.ref.common import Iota, Mask, Scalar
+from jax._src.pallas import primitives as pallas_primitives
 from jax._src.state import primitives as state_primitives
 from strategies import invalid_programs, programs
+from strategies.programs import data_refs, statements
 from hunting import hunt, rule_returning
 
 
-def _data(*paths, dtypes=("int8", "int32", "float32", "bool")):
+def _data(*paths, dtypes=("int8", "int32", "float32", "bool"), ops=None):
     """Data-ref programs only (no semaphores), run only on ``paths``."""
-    return programs(max_semaphores=0, data_dtypes=dtypes, max_statements=4, paths=paths)
+    return programs(max_semaphores=0, data_dtypes=dtypes, max_statements=4, paths=paths,
+                    ops=ops)
 
 
 def _hunt(cls, names, strategy, primitive=None):
@@ -169,7 +173,71 @@ def test_partial_discharge_catches_a_rule_that_goes_wrong_when_a_ref_is_kept(pla
         finally:
             rules[addupdate_p] = real_rule
     plant(state_discharge, "discharge_state", discharge_state)
+    # Without masked stores, whose real discharge breaks partial discharge
+    # (known: masked-swap-returns-transformed-ref) before the planted rule does.
     f = _hunt(oracles.PartialDischargeMismatch, ("partial-discharge",),
-              _data("abstract", dtypes=("int32",)))
+              _data("abstract", dtypes=("int32",), ops=(Get, Swap, AddUpdate)))
     assert "differs between full and partial discharge" in f.message
     assert any(isinstance(s, AddUpdate) for s in f.case.body)
+
+
+def test_model_masks_loads_and_stores_like_numpy_where():
+    ref = ir.Ref("int32", (2, 3))
+    row = ir.View(0, (ir.At((ir.Int(1, True), ir.Slice())),))
+    on = Mask((3,), 2)               # lanes 0 and 2
+    case = ir.Case((ref,), (MaskedLoad(row, on, Scalar(9)),
+                            MaskedStore(ir.View(0, (ir.At((ir.Int(0, True), ir.Slice())),)),
+                                        ir.Result(0), Mask((3,), 2, 0, True))))
+    x = np.arange(6).reshape(2, 3) % 7 + 1
+    loaded = np.where([True, False, True], x[1], 9)
+    x[0] = np.where([False, True, False], loaded, x[0])
+    assert model.evaluate(case).state == (x.tolist(),)
+
+
+def test_a_masked_load_without_other_gives_no_value_to_use():
+    # Its masked-off lanes are unspecified (pallas.load's docstring).
+    assert not MaskedLoad(ir.View(0), Mask((2,), 2)).produces_value
+    assert MaskedLoad(ir.View(0), Mask((2,), 2), Scalar(0)).produces_value
+    assert MaskedLoad(ir.View(0)).produces_value
+
+
+def test_model_catches_a_masked_load_reading_rotated_lanes(plant):
+    load_p = pallas_primitives.load_p
+
+    def around(call, in_avals, values, params):
+        new_invals, out = call()
+        return new_invals, _rolled(out)
+    plant(compat.discharge_rules(), load_p, compat.wrap_rule(compat.discharge_rules()[load_p], around))
+
+    @st.composite
+    def load_then_store(draw):
+        """A masked load whose value is stored back where it came from."""
+        refs = (draw(data_refs(("int32",)).filter(lambda r: 0 not in r.shape)),)
+        load = draw(statements(refs, ops=(MaskedLoad,)).filter(lambda s: s.produces_value))
+        return ir.Case(refs, (load, Swap(load.view, ir.Result(0))), ("run_state",))
+    f = _hunt(oracles.ModelMismatch, ("model-vs-path",), load_then_store())
+    assert isinstance(f.case.body[0], MaskedLoad) and "expected (model)" in str(f)
+
+
+def test_model_catches_a_masked_store_landing_on_the_next_element(plant):
+    swap_p = pallas_primitives.swap_p
+    plant(compat.discharge_rules(), swap_p, rule_returning(swap_p, _rolled))
+    f = _hunt(oracles.ModelMismatch, ("model-vs-path",),
+              _data("run_state", dtypes=("int32",), ops=(MaskedStore,)), "masked_swap")
+    assert isinstance(f.case.body[f.statement], MaskedStore)
+
+
+def test_invalid_rejected_catches_a_masked_load_without_its_mask_check(plant):
+    # masked_load's abstract evaluation stops checking that the mask
+    # broadcasts: a mask of the wrong shape is no longer refused cleanly.
+    load_p = pallas_primitives.load_p
+    real = load_p.abstract_eval
+
+    def unchecked(*avals, args_tree, **params):
+        mask = args_tree.unflatten(avals)[2]
+        avals = [a.update(shape=()) if a is mask else a for a in avals]
+        return real(*avals, args_tree=args_tree, **params)
+    plant(load_p, "abstract_eval", unchecked)
+    f = _hunt((oracles.SilentAcceptance, oracles.WrongError), ("invalid-rejected",),
+              invalid_programs(mistakes=("load_mask_shape",), paths=("abstract",)))
+    assert f.primitive == "masked_load"

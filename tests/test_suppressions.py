@@ -114,8 +114,10 @@ def test_a_planted_error_beside_the_trigger_is_reported(example, plant):
         return real(sem_aval, sem_transforms_avals, what, *args, **kwargs)
     plant(pallas_primitives, "check_sem_avals", check_sem_avals)
     case = _with_planted_ref(example)
-    planted = _planted_statements(len(example.refs))
-    case = dataclasses.replace(case, body=(*planted[:2], *example.body))
+    body = example.body
+    for k, stmt in enumerate(_planted_statements(len(example.refs))[:2]):
+        body = ir.with_statement(body, k, stmt)
+    case = dataclasses.replace(case, body=body)
     _reported(case, lambda f: isinstance(f.error, KeyError) and "planted" in str(f.error)
               and f.statement == (0 if name == "signal" else 1))
 

@@ -76,7 +76,7 @@ def run(case: ir.Case) -> paths.Outcome:
     # run()'s two steps, so the kernel is traced once: its equations give
     # the statements' value avals, and partial-discharge reuses it.
     o.jaxpr = program["trace"]()
-    o.value_avals = value_avals(o.jaxpr.jaxpr)
+    o.value_avals = value_avals(o.jaxpr.jaxpr, case)
     o.produced = tuple(paths.aval_of(a) for a in program["discharge"](o.jaxpr).out_avals)
     return o
 
@@ -91,14 +91,14 @@ def _equations(jaxpr):
                 yield from _equations(inner)
 
 
-def value_avals(jaxpr) -> dict[int, paths.Aval]:
+def value_avals(jaxpr, case: ir.Case) -> dict[int, paths.Aval]:
     """The aval abstract evaluation gives each statement's value (a get's
-    result, a swap's old value), by statement number: its last get or swap
-    (those before it read dynamic indices)."""
+    result, a swap's old value), by statement number: the last equation of
+    the statement's own primitive on its line (a ``dyn[i]`` read before it
+    is a get too)."""
     found = {}
     for eqn in _equations(jaxpr):
-        if eqn.primitive.name in ("get", "swap") and eqn.outvars:
-            k = blame.of_traceback(eqn.source_info.traceback)
-            if k is not None:
-                found[k] = paths.aval_of(eqn.outvars[0].aval)
+        k = blame.of_traceback(eqn.source_info.traceback) if eqn.outvars else None
+        if k is not None and eqn.primitive.name == case.body[k].primitive:
+            found[k] = paths.aval_of(eqn.outvars[0].aval)
     return found

@@ -1,10 +1,14 @@
-"""The data-ref family: get, swap and addupdate of (views of) data refs."""
+"""The data-ref family: get, swap, addupdate and masked loads and stores of
+(views of) data refs."""
 from fuzz.ops.ref.addupdate import AddUpdate
 from fuzz.ops.ref.get import Get
+from fuzz.ops.ref.masked_load import MaskedLoad
+from fuzz.ops.ref.masked_store import MaskedStore
 from fuzz.ops.ref.swap import Swap
 from fuzz.ops.ref.known import KNOWN_FINDINGS
 from fuzz.ops.ref.mistakes import MISTAKES
 
-OPS = (Get, Swap, AddUpdate)
+OPS = (Get, Swap, AddUpdate, MaskedLoad, MaskedStore)
 
-__all__ = ["AddUpdate", "Get", "KNOWN_FINDINGS", "MISTAKES", "OPS", "Swap"]
+__all__ = ["AddUpdate", "Get", "KNOWN_FINDINGS", "MISTAKES", "MaskedLoad", "MaskedStore", "OPS",
+           "Swap"]

@@ -61,6 +61,48 @@ class Scalar:
 Value = Union[Iota, Scalar, ir.Result]
 
 
+@dataclass(frozen=True)
+class Mask:
+    """A bool array constant for a masked load or store: lane ``k`` (C order)
+    is on when ``(k + phase) % period == 0``, flipped by ``invert``. Period 1
+    is every lane on (what shrinking heads for)."""
+    shape: tuple[int, ...]
+    period: int = 1
+    phase: int = 0
+    invert: bool = False
+    tag: ClassVar[str] = "mask"
+
+    def source(self, e) -> str:
+        lanes = (f"jax.lax.iota(jnp.int32, {math.prod(self.shape)})"
+                 f".reshape({tuple(self.shape)!r})")
+        lanes += f" + {int(self.phase)}" if self.phase else ""
+        return f"({lanes}) % {int(self.period)} {'!=' if self.invert else '=='} 0"
+
+    def array(self) -> np.ndarray:
+        lanes = np.arange(math.prod(self.shape), dtype=np.int64).reshape(self.shape)
+        return ((lanes + self.phase) % self.period == 0) != self.invert
+
+    def simpler(self):
+        if self.invert:
+            yield Mask(self.shape, self.period, self.phase)
+        if self.period != 1:
+            yield Mask(self.shape)
+        if self.phase:
+            yield Mask(self.shape, self.period, 0, self.invert)
+
+
+def masks(shape: tuple[int, ...]) -> st.SearchStrategy[Mask]:
+    return st.builds(Mask, st.just(tuple(shape)), st.integers(1, 4), st.integers(0, 3),
+                     st.booleans())
+
+
+def broadcastable(shape: tuple[int, ...]) -> st.SearchStrategy[tuple[int, ...]]:
+    """Shapes that broadcast to ``shape`` (leading dimensions dropped, some set
+    to 1)."""
+    return st.integers(0, len(shape)).flatmap(lambda drop: st.tuples(*(
+        st.sampled_from((d, 1)) for d in shape[drop:])))
+
+
 def value_source(e, v: Value) -> str:
     return e.result(v) if isinstance(v, ir.Result) else v.source(e)
 
@@ -110,11 +152,19 @@ def written(memory, n: int, view: ir.View, new: np.ndarray) -> None:
 
 
 def stores_twice(refs, view: ir.View) -> bool:
-    """Whether ``view`` names one element of its ref twice (a gather with a
-    repeated index)."""
+    """Whether ``view``, or a view on the way to it, names one element of its
+    ref twice (a gather with a repeated index): discharge writes such a view
+    back with one scatter, and which of the repeated updates wins is not
+    specified (x.at[[0, 0]].at[0] may lose the store)."""
     from fuzz.model import positions
-    pos = positions(tuple(refs[view.ref].shape), view, refs[view.ref].bits)
-    return np.unique(pos).size < pos.size
+    shape, bits = tuple(refs[view.ref].shape), refs[view.ref].bits
+    for k, t in enumerate(view.transforms, 1):
+        if k == len(view.transforms) or isinstance(t, ir.At) and any(
+                isinstance(i, ir.IntArray) for i in t.indices):
+            pos = positions(shape, ir.View(view.ref, view.transforms[:k]), bits)
+            if np.unique(pos).size < pos.size:
+                return True
+    return False
 
 
 def value_mistakes(case, view, value) -> set[str]:
@@ -175,6 +225,21 @@ def values(refs, view: ir.View, earlier) -> st.SearchStrategy:
     if fits:
         options.append(st.sampled_from(fits).map(ir.Result))
     return st.one_of(options)
+
+
+def masked_indexable(refs, view: ir.View) -> bool:
+    """Whether the masked load/store discharge rules take ``view``
+    (``_load_discharge_rule`` in jax/_src/pallas/primitives.py): its last
+    indexer is unit-stride slices and ints, or integer indices for every
+    dimension and nothing else; any other raises NotImplementedError."""
+    if not view.transforms or not isinstance(view.transforms[-1], ir.At):
+        return True
+    indices = view.transforms[-1].indices
+    if any(isinstance(i, ir.IntArray) for i in indices):
+        before = ir.view_shape(refs, ir.View(view.ref, view.transforms[:-1]))
+        return (len(indices) == len(before)
+                and all(isinstance(i, (ir.Int, ir.IntArray)) for i in indices))
+    return all(i.step in (None, 1) for i in indices if isinstance(i, ir.Slice))
 
 
 def produced(case, n: int) -> tuple[tuple, str]:

@@ -5,7 +5,9 @@ from __future__ import annotations
 from fuzz import ir
 from fuzz.ops.base import KnownFinding
 from fuzz.ops.ref.addupdate import AddUpdate
-from fuzz.ops.ref.common import INTEGER, Iota, Scalar, produced
+from fuzz.ops.ref.common import INTEGER, Iota, Mask, Scalar, produced
+from fuzz.ops.ref.masked_load import MaskedLoad, fits
+from fuzz.ops.ref.masked_store import MaskedStore
 from fuzz.ops.ref.swap import Swap
 
 
@@ -61,6 +63,53 @@ def _swap_of_python_bool(case: ir.Case, k: int) -> bool:
     stmt = case.body[k]
     return isinstance(stmt, Swap) and isinstance(stmt.value, Scalar) and isinstance(
         stmt.value.value, bool)
+
+
+def _static_int_last(stmt) -> bool:
+    chain = stmt.view.transforms if isinstance(stmt, (MaskedLoad, MaskedStore)) else ()
+    return bool(chain) and isinstance(chain[-1], ir.At) and any(
+        isinstance(i, ir.Int) and not i.dynamic for i in chain[-1].indices)
+
+
+def _masked_static_int_index(case: ir.Case, k: int) -> bool:
+    """A masked load or store whose last indexer has a static int, in the case
+    or in the one-static-index rewrite chain-equivalence runs (`model.canonical`)."""
+    from fuzz.model import canonical
+    return _static_int_last(case.body[k]) or (
+        isinstance(case.body[k], (MaskedLoad, MaskedStore))
+        and (rewritten := canonical(case)) is not None and _static_int_last(rewritten.body[k]))
+
+
+def _masked_store_through_transforms(case: ir.Case, k: int) -> bool:
+    """A masked store through a view with a transform before its last indexer
+    (or a view that does not end in one)."""
+    stmt = case.body[k]
+    if not isinstance(stmt, MaskedStore):
+        return False
+    chain = stmt.view.transforms
+    return bool(chain[:-1] if chain and isinstance(chain[-1], ir.At) else chain)
+
+
+def _masked_store_of_python_scalar(case: ir.Case, k: int) -> bool:
+    """pltpu.store of a Python scalar into a ref of other than its default dtype."""
+    stmt = case.body[k]
+    return (isinstance(stmt, MaskedStore) and isinstance(stmt.value, Scalar)
+            and case.refs[stmt.view.ref].kind not in ("int32", "float32", "bool"))
+
+
+def _masked_load_mask_wider(case: ir.Case, k: int) -> bool:
+    """A masked load whose mask broadcasts with the view's shape, not to it."""
+    stmt = case.body[k]
+    if not isinstance(stmt, MaskedLoad) or stmt.mask is None:
+        return False
+    shape = ir.view_shape(case, stmt.view)
+    return not fits(stmt.mask, shape) and fits(Mask(shape), stmt.mask.shape)
+
+
+def _masked_store_mask_of_another_shape(case: ir.Case, k: int) -> bool:
+    stmt = case.body[k]
+    return (isinstance(stmt, MaskedStore) and stmt.mask is not None
+            and stmt.mask.shape != ir.view_shape(case, stmt.view))
 
 
 KNOWN_FINDINGS: tuple[KnownFinding, ...] = (
@@ -183,5 +232,95 @@ KNOWN_FINDINGS: tuple[KnownFinding, ...] = (
         example=ir.Case((ir.Ref("int32", (2, 2)),),
                         (Swap(ir.View(0, (ir.Reshape((4,)),)), Iota("int32", (4,))),),
                         paths=("tpu_interpret",)),
+        jax_versions=((0, 10), (0, 12))),
+    KnownFinding(
+        "masked-ops-static-int-index",
+        "pltpu.load(x.at[0]) and pltpu.store(x.at[0], v) crash in discharge with "
+        "AttributeError: 'TypedInt' object has no attribute 'shape': "
+        "_load_discharge_rule and _swap_discharge_rule test `not s.shape` on each "
+        "index, and a static Python int index has none (x.at[pl.ds(0, 1)] and "
+        "a traced index work)",
+        symptoms=(("valid-runs", r"AttributeError: 'TypedInt' object has no attribute 'shape'"),
+                  ("invalid-rejected", r"^AttributeError: 'TypedInt' object has no attribute "
+                                       r"'shape'"),
+                  ("partial-discharge", r"raised AttributeError: 'TypedInt' object has no "
+                                        r"attribute 'shape'"),
+                  ("chain-equivalence", r"re-indexed program raised AttributeError: 'TypedInt' "
+                                        r"object has no attribute 'shape'")),
+        trigger=_masked_static_int_index,
+        example=ir.Case((ir.Ref("int32", (2,)),), (MaskedLoad(ir.View(0, (
+            ir.At((ir.Int(0),)),))),), paths=("abstract",)),
+        jax_versions=((0, 10), (0, 12))),
+    KnownFinding(
+        "masked-swap-returns-transformed-ref",
+        "pltpu.store through a view with a transform before its last indexer "
+        "(x.reshape(2, 2), x.at[1:3].at[0]) discharges to the *transformed* "
+        "array as the ref's new value: _swap_discharge_rule applies the earlier "
+        "transforms with transform_array and never puts the result back, so "
+        "pl.run_state returns an array of the view's shape (f32[2,2] for an "
+        "f32[4] ref), or the ref's values in the view's order",
+        symptoms=(("aval-preserved", r"^masked_swap returned a new value \S+ for operand \d+"),
+                  ("abstract-concrete", r"^final r\d+ is \w+\[[\d,]*\]; abstract evaluation promised"),
+                  ("model-vs-path", r"^final r\d+(\[[\d, ]*\] is .*, expected | has shape)")),
+        # The wrong-shaped value flows on into whatever uses the ref next.
+        consequences=(
+            ("aval-preserved", r"returned a new value \S+ for operand \d+, a ref of"),
+            ("valid-runs", r"TypeError: (broadcast_in_dim (broadcast_dimensions must have length|"
+                           r"operand dimension sizes must either be 1)|"
+                           r"length of padding_config must equal the number of axes|"
+                           r"slice slice_sizes must be less than or equal to operand shape|"
+                           r"lax\.dynamic_update_slice)|Cannot lower jaxpr with verifier errors"),
+            ("model-vs-path", r"^final r\d+\[[\d, ]*\] is .*, expected "),
+            ("partial-discharge", r"Unable to replace an Array with an Array of different shape|"
+                                  r"Expected aliased input \d+ at index|"
+                                  r"Cannot lower jaxpr with verifier errors"),
+            ("jit-eager", r"Cannot lower jaxpr with verifier errors"),
+            ("path-vs-path", r"^final r\d+ differs between")),
+        trigger=_masked_store_through_transforms,
+        example=ir.Case((ir.Ref("int32", (4,)),), (MaskedStore(
+            ir.View(0, (ir.Reshape((2, 2)),)), Iota("int32", (2, 2))),), paths=("abstract",)),
+        jax_versions=((0, 10), (0, 12))),
+    KnownFinding(
+        "masked-store-python-scalar-not-converted",
+        "pltpu.store(x, 1) into an int8 (uint8, float16, ...) ref is refused "
+        "with 'Invalid dtype for `swap`. Ref dtype: int8. Value dtype: int32', "
+        "though pltpu.store documents the semantics of x[...] = 1, which "
+        "converts a Python scalar to the ref's dtype (_maybe_implicit_cast)",
+        symptoms=(("valid-runs", r"ValueError: Invalid dtype for `swap`\. Ref dtype: \w+\. "
+                                 r"Value dtype: (int32|float32|bool)"),
+                  ("invalid-rejected", r"^ValueError: Invalid dtype for `swap`\. Ref dtype: "
+                                       r"\w+\. Value dtype: (int32|float32|bool)")),
+        trigger=_masked_store_of_python_scalar,
+        example=ir.Case((ir.Ref("int8", ()),), (MaskedStore(ir.View(0), Scalar(1)),),
+                        paths=("abstract",)),
+        jax_versions=((0, 10), (0, 12))),
+    KnownFinding(
+        "masked-swap-mask-shape-unchecked",
+        "pltpu.store with a mask of another shape than the value traces without "
+        "error: masked_swap's abstract evaluation never looks at the mask "
+        "(masked_load's checks that it broadcasts), though Mosaic refuses it "
+        "('Expected value and mask to have the same shape'). Interpret mode "
+        "then broadcasts the mask, or fails in jnp.where ('Incompatible shapes "
+        "for broadcasting'); the TPU interpreter fails an assertion",
+        symptoms=(("invalid-rejected", r"^masked_swap ran without error"),
+                  ("invalid-rejected", r"Incompatible shapes for broadcasting"),
+                  ("invalid-rejected", r"CpuCallback error calling callback: AssertionError")),
+        trigger=_masked_store_mask_of_another_shape,
+        example=ir.Case((ir.Ref("int32", (2,)),), (MaskedStore(
+            ir.View(0), Iota("int32", (2,)), Mask((1,))),), paths=("abstract",),
+            expect=ir.ExpectedError("ValueError", r"(?i)mask", "masked_swap")),
+        jax_versions=((0, 10), (0, 12))),
+    KnownFinding(
+        "masked-load-mask-broadcasts-both-ways",
+        "pltpu.load(x, mask=m) with x of shape (1,) and m of shape (2,) traces: "
+        "masked_load's abstract evaluation checks that the mask and the loaded "
+        "shape broadcast together (jnp.broadcast_shapes), not that the mask "
+        "broadcasts to the loaded shape. The value is promised as (1,); "
+        "discharge's jnp.where(mask, out, other) makes it (2,)",
+        symptoms=(("invalid-rejected", r"^masked_load ran without error"),),
+        trigger=_masked_load_mask_wider,
+        example=ir.Case((ir.Ref("int32", (1,)),), (MaskedLoad(ir.View(0), Mask((2,))),),
+                        paths=("abstract",),
+                        expect=ir.ExpectedError("ValueError", r"(?i)mask", "masked_load")),
         jax_versions=((0, 10), (0, 12))),
 )

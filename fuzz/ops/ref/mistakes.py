@@ -6,13 +6,16 @@ from hypothesis import strategies as st
 
 from fuzz import ir
 from fuzz.ops.base import Mistake
-from fuzz.ops.ref.common import Iota
+from fuzz.ops.ref.common import Iota, Mask
 from fuzz.ops.ref.get import Get
+from fuzz.ops.ref.masked_load import MaskedLoad
+from fuzz.ops.ref.masked_store import MaskedStore
 from fuzz.ops.ref.swap import Swap
 
 OUT_OF_BOUNDS = ir.ExpectedError("IndexError|ValueError", r"(?i)out of (bounds?|range)")
 VALUE_SHAPE = ir.ExpectedError("ValueError", r"Invalid shape for `swap`")
 VALUE_DTYPE = ir.ExpectedError("ValueError", r"Invalid dtype for `swap`")
+MASK_SHAPE = ir.ExpectedError("ValueError", r"(?i)mask")
 
 _KINDS = ("int8", "int32", "uint8", "float16", "float32", "bool")
 
@@ -49,8 +52,26 @@ def _value_dtype(draw, refs):
     return ref, Swap(ir.View(len(refs)), Iota(dtype, ref.shape)), VALUE_DTYPE
 
 
+@st.composite
+def _load_mask_shape(draw, refs):
+    ref = draw(_refs())
+    # A last dimension that is neither the ref's nor 1 never broadcasts.
+    last = draw(st.integers(2, 5).filter(lambda d: d != ref.shape[-1]))
+    return ref, MaskedLoad(ir.View(len(refs)), Mask((last,))), MASK_SHAPE
+
+
+@st.composite
+def _store_mask_shape(draw, refs):
+    ref = draw(_refs())
+    shape = draw(st.lists(st.integers(1, 3), max_size=3).map(tuple).filter(
+        lambda s: s != ref.shape))
+    return ref, MaskedStore(ir.View(len(refs)), Iota(ref.kind, ref.shape), Mask(shape)), MASK_SHAPE
+
+
 MISTAKES = (
     Mistake("data_out_of_bounds", _out_of_bounds),
     Mistake("value_shape", _value_shape),
     Mistake("value_dtype", _value_dtype),
+    Mistake("load_mask_shape", _load_mask_shape),
+    Mistake("store_mask_shape", _store_mask_shape),
 )

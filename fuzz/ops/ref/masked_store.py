@@ -1,0 +1,72 @@
+"""``pltpu.store(x.at[idx], value, mask=m)``: the ``masked_swap`` primitive.
+Lanes where ``m`` is on take ``value``; the others keep what they held.
+Mosaic wants the mask exactly the value's shape ("Expected value and mask
+to have the same shape", jax/_src/pallas/mosaic/lowering.py), so a valid
+program's mask has the view's shape. ``pltpu.store`` without a mask binds
+the same primitive as a plain store."""
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+
+import numpy as np
+from hypothesis import strategies as st
+
+from fuzz import ir
+from fuzz.ops.ref.common import (Iota, Mask, RefOp, Value, data_views, earlier_values,
+                                 masked_indexable, masks, produced, stores_twice,
+                                 value_mistakes, value_of, value_source, values, written)
+
+
+@dataclass(frozen=True)
+class MaskedStore(RefOp):
+    view: ir.View
+    value: Value
+    mask: Mask | None = None
+    tag = "masked_store"
+    primitive = "masked_swap"
+
+    def source(self, e) -> str:
+        mask = "" if self.mask is None else f", mask={self.mask.source(e)}"
+        return f"pltpu.store({e.view(self.view)}, {value_source(e, self.value)}{mask})"
+
+    def run(self, memory, n):
+        if stores_twice(memory.case.refs, self.view):
+            return (f"statement {n} stores twice to one element: which store wins "
+                    "is not specified")
+        new, _ = value_of(memory, self.value, memory.case.refs[self.view.ref].kind)
+        old = memory.arrays[self.view.ref].reshape(-1)[memory.where(self.view)]
+        on = True if self.mask is None else self.mask.array()
+        written(memory, n, self.view, np.where(on, np.asarray(new, old.dtype), old))
+        return None
+
+    def mistakes(self, case):
+        found = super().mistakes(case) or value_mistakes(case, self.view, self.value)
+        if found or self.mask is None or self.mask.shape == ir.view_shape(case, self.view):
+            return found
+        return {"store_mask_shape"}
+
+    def simpler(self, case):
+        if self.mask is not None:
+            yield from (replace(self, mask=m) for m in self.mask.simpler())
+            yield replace(self, mask=None)
+        if isinstance(self.value, ir.Result):
+            yield replace(self, value=Iota(*reversed(produced(case, self.value.stmt))))
+
+    def complexity(self) -> int:
+        return (self.mask is not None) + isinstance(self.value, ir.Result)
+
+    @classmethod
+    def draws(cls, refs, *, body=(), among=None, dynamic=True, max_chain=3, transforms=None):
+        views = data_views(refs, among=among, dynamic=dynamic, max_chain=max_chain,
+                           transforms=transforms)
+        if views is None:
+            return None
+        earlier = earlier_values(body, refs)
+
+        @st.composite
+        def stores(draw):
+            view = draw(views.filter(lambda v: masked_indexable(refs, v)
+                                     and not stores_twice(refs, v)))
+            mask = draw(st.none() | masks(ir.view_shape(refs, view)))
+            return cls(view, draw(values(refs, view, earlier)), mask)
+        return stores()
