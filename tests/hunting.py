@@ -1,8 +1,10 @@
 """What the planted-bug tests share: a rule planted wrong, and the hunt in
-which Hypothesis finds and shrinks the failure it causes, then the IR
-reduction a finding gets."""
+which Hypothesis finds the failure it causes, then the IR reduction a
+finding gets, which shrinks it."""
+import re
+
 import pytest
-from hypothesis import HealthCheck, given, seed, settings
+from hypothesis import HealthCheck, Phase, given, seed, settings
 
 from fuzz import compat, findings, known_findings, minimize, oracles
 
@@ -16,26 +18,48 @@ def rule_returning(prim, change):
     return compat.wrap_rule(compat.discharge_rules()[prim], around)
 
 
-def hunt(cls, names, strategy, *, primitive=None, max_examples=100, statements=3):
-    """The failure of class ``cls`` (of ``primitive``, if given) found with
+def hunt(cls, names, strategy, *, primitive=None, max_examples=100, statements=3, match=None):
+    """The failure of class ``cls`` (of ``primitive``, and with a message
+    matching the regex ``match``, if given) found with
     only the oracles ``names`` running (the others would find the planted bug
-    too, and cost time), shrunk to at most ``statements`` statements."""
+    too, and cost time), shrunk to at most ``statements`` statements.
+
+    The finding's own minimizer (fuzz.minimize, as a campaign uses it)
+    shrinks it first; Hypothesis' shrinker runs too only where that is not
+    enough (it costs tens of seconds a hunt)."""
+    for phases in ((Phase.explicit, Phase.generate),
+                   (Phase.explicit, Phase.generate, Phase.shrink)):
+        f = _minimized(_found(cls, names, strategy, primitive, match, max_examples, phases),
+                       names)
+        if len(f.case.body) <= statements and len(f.case.refs) <= 2:
+            return f
+    raise AssertionError(f"not shrunk to {statements} statements: {f.case}")
+
+
+def _found(cls, names, strategy, primitive, match, max_examples, phases):
     @settings(max_examples=max_examples, deadline=None, database=None,
-              report_multiple_bugs=False, suppress_health_check=list(HealthCheck))
+              report_multiple_bugs=False, suppress_health_check=list(HealthCheck),
+              phases=phases)
     @seed(0)
     @given(strategy)
     def prop(case):
         report = oracles.check(case, oracles=names)
         for f in report.failures:
             if (isinstance(f, cls) and primitive in (None, f.primitive)
+                    and (match is None or re.search(match, f.message))
                     and not known_findings.match(f, report.failures)):
                 raise f
 
     with pytest.raises(cls) as caught:
         prop()
-    f = caught.value
-    sig = findings.signature(f)
-    f.case = minimize.minimize(f.case, lambda c: any(
-        findings.signature(g) == sig for g in oracles.check(c, oracles=names).failures)).case
-    assert len(f.case.body) <= statements and len(f.case.refs) <= 2, f.case
-    return f
+    return caught.value
+
+
+def _minimized(found, names):
+    """``found``, rediscovered on its case as `fuzz.minimize` reduces it."""
+    sig = findings.signature(found)
+
+    def same(case):
+        return next((g for g in oracles.check(case, oracles=names).failures
+                     if findings.signature(g) == sig), None)
+    return same(minimize.minimize(found.case, lambda c: same(c) is not None).case)

@@ -171,8 +171,11 @@ def value_mistakes(case, view, value) -> set[str]:
     """What is wrong with storing ``value`` to ``view`` (shape, dtype)."""
     kind, shape = case.refs[view.ref].kind, ir.view_shape(case, view)
     if isinstance(value, (Iota, ir.Result)):
-        got_shape, got_kind = ((value.shape, value.dtype) if isinstance(value, Iota)
-                               else produced(case, value.stmt))
+        try:
+            got_shape, got_kind = ((value.shape, value.dtype) if isinstance(value, Iota)
+                                   else produced(case, value.stmt))
+        except ir.IRError:
+            return set()   # the statement it names makes its own mistake
         found = set() if got_shape == shape else {"value_shape"}
         return found | (set() if got_kind == kind else {"value_dtype"})
     found = set() if shape == () else {"value_shape"}
