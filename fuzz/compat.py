@@ -47,9 +47,10 @@ def wrap_rule(rule, around):
         def wrapped(ctx, *args, **params):
             return around(lambda: rule(ctx, *args, **params), ctx.in_avals, args, params)
     else:
-        def wrapped(in_avals, out_avals, *args, **params):
-            return around(lambda: rule(in_avals, out_avals, *args, **params),
-                          in_avals, args, params)
+        # Positional only: a primitive may have a param named out_avals
+        # (pallas_call on 0.10 has).
+        def wrapped(*args, **params):
+            return around(lambda: rule(*args, **params), args[0], args[2:], params)
     wrapped.__wrapped__ = rule
     return wrapped
 

@@ -36,7 +36,7 @@ KINDS = SEMAPHORE_TYPES + DATA_DTYPES
 # Dtypes a bitcast transform may name.
 BITCAST_DTYPES = ("int8", "uint8", "int16", "uint16", "float16", "bfloat16",
                   "int32", "uint32", "float32")
-PATHS = ("abstract", "run_state", "jax_refs", "pallas_call", "tpu_interpret")
+PATHS = ("abstract", "run_state", "jax_refs", "nested", "pallas_call", "tpu_interpret")
 # Semaphores are int16 in interpret mode, whatever their kind.
 SEMAPHORE_BITS = 16
 

@@ -57,9 +57,15 @@ def _downstream(k: KnownFinding, failure, roots: list[int]) -> bool:
     return any(at >= r and body[failure.statement].view.ref == body[r].view.ref for r in roots)
 
 
+def _on_paths(k: KnownFinding, failure) -> bool:
+    return not k.paths or bool(set(k.paths) & set(str(failure.path).split("/")))
+
+
 def match(failure, report_failures=()) -> KnownFinding | None:
     """The known finding ``failure`` is an instance of, if any."""
     for k in KNOWN:
+        if not _on_paths(k, failure):
+            continue
         if _hits(k.symptoms, failure) and trigger_statements(k, failure):
             return k
         if _hits(k.consequences, failure):

@@ -72,14 +72,14 @@ TABLE: tuple[Unsupported, ...] = (
               paths=(path,)),
         ((0, 10), (0, 12))) for path in ("abstract", "run_state", "pallas_call", "tpu_interpret")),
     # Refs under jit hold data only: a store through a transposed view.
-    Unsupported(
-        "transpose-not-dischargeable-jax_refs", "jax_refs",
+    *(Unsupported(
+        f"transpose-not-dischargeable-{path}", path,
         _TRANSPOSE,
         "a transposed view of a jax.new_ref traces, but discharge has no rule to "
         "store through it",
         ir.Case((ir.Ref("int32", (2, 3)),),
                 (Swap(ir.View(0, (ir.Transpose((1, 0)),)), Iota("int32", (3, 2))),),
-                ("jax_refs",)), ((0, 10), (0, 12))),
+                (path,)), ((0, 10), (0, 12))) for path in ("jax_refs", "nested")),
     *(Unsupported(
         f"addupdate-through-transpose-{path}", path,
         r"NotImplementedError: Unsupported transform for `addupdate`: TransposeTransform",
@@ -87,7 +87,7 @@ TABLE: tuple[Unsupported, ...] = (
         ir.Case((ir.Ref("int32", (2, 3)),),
                 (AddUpdate(ir.View(0, (ir.Transpose((1, 0)),)), Iota("int32", (3, 2))),),
                 (path,)), ((0, 12),))   # 0.10 crashes instead: AttributeError
-      for path in ("abstract", "run_state", "jax_refs", "pallas_call")),
+      for path in ("abstract", "run_state", "jax_refs", "nested", "pallas_call")),
     # JAX 0.10 discharged no reshaped view and only one indexer per view.
     *(Unsupported(
         f"reshape-not-dischargeable-{path}", path,
@@ -95,14 +95,14 @@ TABLE: tuple[Unsupported, ...] = (
         "JAX 0.10's discharge has no rule for a reshaped view",
         ir.Case((ir.Ref("int32", (2, 2)),),
                 (Swap(ir.View(0, (ir.Reshape((4,)),)), Iota("int32", (4,))),), (path,)),
-        ((0, 10),)) for path in ("abstract", "run_state", "jax_refs", "pallas_call")),
+        ((0, 10),)) for path in ("abstract", "run_state", "jax_refs", "nested", "pallas_call")),
     *(Unsupported(
         f"single-indexer-{path}", path,
         r"NotImplementedError: Only single indexer is supported",
         "JAX 0.10's discharge takes one indexer per view (x.at[i].at[j] is refused)",
         ir.Case((ir.Ref("int32", (2, 2)),), (AddUpdate(ir.View(0, (
             ir.At((ir.Int(0),)), ir.At((ir.Int(1),)))), Iota("int32", ())),), (path,)),
-        ((0, 10),)) for path in ("abstract", "run_state", "jax_refs", "pallas_call")),
+        ((0, 10),)) for path in ("abstract", "run_state", "jax_refs", "nested", "pallas_call")),
     Unsupported(
         "tpu-interpret-advanced-indexer", "tpu_interpret",
         r"CpuCallback error calling callback: ValueError: Advanced indexers are not supported on TPU",

@@ -82,3 +82,4 @@ class KnownFinding:
     trigger: Trigger
     consequences: tuple[tuple[str, str], ...] = ()
     jax_versions: tuple[tuple[int, int], ...] = ((0, 10), (0, 12))  # seen on
+    paths: tuple[str, ...] = ()   # only failures on these paths (default: any)

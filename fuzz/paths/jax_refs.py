@@ -1,8 +1,9 @@
 """``jax_refs``: refs as values under ``jax.jit``, as JAX programs use state
 outside Pallas: ``jax.new_ref`` of each input, the kernel called through an
-inner ``jax.jit`` that takes the refs (the ``jit`` discharge rule), then
-``jax.freeze``. JAX discharges the whole program when jit lowers it. Only
-data programs: semaphores exist only in kernels."""
+inner ``jax.jit`` of a ``jax.checkpoint`` that take the refs (the ``jit``
+and ``remat2`` discharge rules), then ``jax.freeze``. JAX discharges the
+whole program when jit lowers it. Only data programs: semaphores exist only
+in kernels."""
 from __future__ import annotations
 
 from fuzz import ir, paths
@@ -13,7 +14,7 @@ _HARNESS = '''\
 def program(dyn, {params}):
     refs = [jax.new_ref(x) for x in ({params},)]
     out = jax.new_ref(jnp.zeros(OUT, jnp.int32))
-    jax.jit(kernel)(jax.new_ref(dyn), out, *refs)
+    jax.jit(jax.checkpoint(kernel))(jax.new_ref(dyn), out, *refs)
     return (jax.freeze(out), *[jax.freeze(r) for r in refs])
 
 

@@ -6,6 +6,7 @@ from fuzz import ir
 from fuzz.ops.base import KnownFinding
 from fuzz.ops.ref.addupdate import AddUpdate
 from fuzz.ops.ref.common import INTEGER, Iota, Mask, Scalar, produced
+from fuzz.ops.ref.get import Get
 from fuzz.ops.ref.masked_load import MaskedLoad, fits
 from fuzz.ops.ref.masked_store import MaskedStore
 from fuzz.ops.ref.swap import Swap
@@ -95,6 +96,24 @@ def _masked_store_of_python_scalar(case: ir.Case, k: int) -> bool:
     stmt = case.body[k]
     return (isinstance(stmt, MaskedStore) and isinstance(stmt.value, Scalar)
             and case.refs[stmt.view.ref].kind not in ("int32", "float32", "bool"))
+
+
+def _writes(case: ir.Case, k: int) -> bool:
+    return isinstance(case.body[k], (Swap, AddUpdate, MaskedStore))
+
+
+def _ellipsis_between_advanced_indices(case: ir.Case, k: int) -> bool:
+    """An indexer with an integer array, and an ``...`` between two of its
+    integer or integer-array indices."""
+    stmt = case.body[k]
+    for t in getattr(getattr(stmt, "view", None), "transforms", ()):
+        if not isinstance(t, ir.At) or not any(isinstance(i, ir.IntArray) for i in t.indices):
+            continue
+        advanced = [n for n, i in enumerate(t.indices) if isinstance(i, (ir.Int, ir.IntArray))]
+        if any(isinstance(i, ir.Ellipsis_) and advanced[0] < n < advanced[-1]
+               for n, i in enumerate(t.indices)):
+            return True
+    return False
 
 
 def _masked_load_mask_wider(case: ir.Case, k: int) -> bool:
@@ -322,5 +341,30 @@ KNOWN_FINDINGS: tuple[KnownFinding, ...] = (
         example=ir.Case((ir.Ref("int32", (1,)),), (MaskedLoad(ir.View(0), Mask((2,))),),
                         paths=("abstract",),
                         expect=ir.ExpectedError("ValueError", r"(?i)mask", "masked_load")),
+        jax_versions=((0, 10), (0, 12))),
+    KnownFinding(
+        "pallas-call-closed-over-ref-writes-lost",
+        "JAX 0.10: a pallas_call(interpret=True) kernel that closes over a "
+        "jax.new_ref under jax.jit drops every write to it (r[0] = 7 in the "
+        "kernel leaves r as it was); pl.run_state closing over the same ref "
+        "keeps them. Fixed by JAX 0.12",
+        symptoms=(("model-vs-path", r"^final r\d+\[[\d, ]*\] is .*, expected "),
+                  ("path-vs-path", r"^final r\d+ differs between")),
+        trigger=_writes,
+        example=ir.Case((ir.Ref("int32", (2,)),), (Swap(ir.View(0), Iota("int32", (2,), 5)),),
+                        paths=("nested",)),
+        jax_versions=((0, 10),), paths=("nested",)),
+    KnownFinding(
+        "ref-index-ellipsis-between-advanced-indices",
+        "x[0::3, 0, ..., idx] on a (1, 1, 1) ref, idx an int array of 3: "
+        "NumPy and jnp take the int and the array as not adjacent (the ... "
+        "separates them, though it stands for no axis) and give shape (3, 1); "
+        "the ref's get promises (1, 3), as if they were adjacent",
+        symptoms=(("abstract-concrete", r"^the value of \w+ is \w+\[[\d,]*\]; NumPy's "
+                                        r"arr\[idx\] of the same view is"),),
+        trigger=_ellipsis_between_advanced_indices,
+        example=ir.Case((ir.Ref("int32", (1, 1, 1)),), (Get(ir.View(0, (ir.At((
+            ir.Slice(), ir.Int(0), ir.Ellipsis_(), ir.IntArray((0, 0, 0), True))),))),),
+            paths=("abstract",)),
         jax_versions=((0, 10), (0, 12))),
 )

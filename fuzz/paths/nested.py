@@ -1,0 +1,59 @@
+"""``nested``: refs under ``jax.jit`` (``jax.new_ref``), closed over by a
+``pl.pallas_call(interpret=True)`` kernel called inside a ``pl.run_state``
+body. When jit lowers the program it discharges the run_state (its
+discharge rule, for refs it closes over) and the pallas_call in it (the
+``pallas_call`` rule, likewise): the two rules a plain kernel never reaches.
+The refs pass an ``optimization_barrier`` first (its rule takes refs too;
+JAX 0.10 has no discharge rule for it, so there they do not).
+Only data programs: closed-over refs must be plain refs, and semaphores
+exist only as kernel scratch."""
+from __future__ import annotations
+
+from fuzz import compat, ir, paths
+from fuzz.paths import jax_refs
+
+NAME, COST, EVALUATES = "nested", 3, True
+
+_HARNESS = '''\
+def program(dyn, {params}):
+    refs = {barrier}[jax.new_ref(x) for x in ({params},)]{end}
+
+    def pallas_kernel(d, out):
+        out[...] = jnp.zeros(OUT, jnp.int32)   # no semaphore reads here
+        kernel(d, out, *refs)                  # the data refs: closed over
+
+    def body(state):
+        dyn_ref, out_ref = state
+        out_ref[...] = pl.pallas_call(
+            pallas_kernel, out_shape=jax.ShapeDtypeStruct(OUT, jnp.int32),
+            interpret=True)(dyn_ref[...])
+
+    _, out = pl.run_state(body)((dyn, jnp.zeros(OUT, jnp.int32)))
+    return (out, *[jax.freeze(r) for r in refs])
+
+
+def function():
+    """The program as a function, and its arguments."""
+    return jax.jit(program), (DYN, {inputs})
+'''
+
+
+def not_applicable(case: ir.Case) -> str | None:
+    return jax_refs.not_applicable(case)
+
+
+def harness(case: ir.Case) -> str:
+    refs = paths.unscoped(case)
+    barrier = any(p.name == "optimization_barrier" for p in compat.discharge_rules())
+    return _HARNESS.format(params=", ".join(f"x{i}" for i in refs),
+                           inputs="".join(f"{paths.initial_source(case, i)}, " for i in refs),
+                           barrier="jax.lax.optimization_barrier(" if barrier else "",
+                           end=")" if barrier else "")
+
+
+results, model_results = jax_refs.results, jax_refs.model_results
+
+
+def run(case: ir.Case, wrap=None) -> paths.Outcome:
+    fn, args = paths.load(case, NAME)["function"]()
+    return paths.evaluate(case, NAME, fn if wrap is None else wrap(fn), args)
