@@ -163,6 +163,12 @@ class Statement:
     def check(self, case: Case, n: int) -> None:
         """Raise IRError if this statement (number ``n``) is not well-formed data."""
 
+    def value_type(self, case_or_refs) -> tuple[tuple[int, ...], str]:
+        """(shape, dtype) of the value it produces: by default its view's,
+        in its ref's dtype (a get)."""
+        refs = getattr(case_or_refs, "refs", case_or_refs)
+        return view_shape(refs, self.view), refs[self.view.ref].kind
+
     def __init_subclass__(cls, **kwargs):
         super().__init_subclass__(**kwargs)
         if "tag" in cls.__dict__:

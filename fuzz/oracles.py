@@ -260,7 +260,7 @@ def _value_shapes(case: ir.Case, outcome: paths.Outcome) -> list[OracleFailure]:
         if not stmt.produces_value:
             continue
         try:
-            want = (ir.view_shape(case, stmt.view), case.refs[stmt.view.ref].kind)
+            want = stmt.value_type(case)
         except ir.IRError:
             continue   # an invalid view has no NumPy shape
         if got != want:

@@ -242,3 +242,15 @@ def test_invalid_rejected_catches_a_masked_load_without_its_mask_check(plant):
               invalid_programs(mistakes=("load_mask_shape",), max_statements=1,
                                paths=("abstract",)))
     assert f.primitive == "masked_load"
+
+
+def test_a_semaphore_count_flows_into_a_data_ref():
+    from fuzz.ops.semaphore import Read, Signal, Wait
+    at1 = ir.View(0, (ir.At((ir.Int(1),)),))
+    case = ir.Case((ir.Ref("int16", (2,)), ir.Ref("int32", (3,))), (
+        Signal(at1, ir.Int(5)), Read(at1),
+        Swap(ir.View(1, (ir.At((ir.Int(2),)),)), ir.Result(1)), Wait(at1, ir.Int(5))))
+    assert model.evaluate(case).state[1] == [1, 2, 5]
+    report = oracles.check(case, on_paths=("abstract", "pallas_call"))
+    assert not report.failures
+    assert next(o for o in report.outcomes if o.path == "pallas_call").state[1] == [1, 2, 5]

@@ -247,11 +247,9 @@ def masked_indexable(refs, view: ir.View) -> bool:
 
 def produced(case, n: int) -> tuple[tuple, str]:
     """(shape, dtype) of the value statement ``n`` of ``case`` gives."""
-    view = case.body[n].view
-    return ir.view_shape(case, view), case.refs[view.ref].kind
+    return case.body[n].value_type(case)
 
 
 def earlier_values(body, refs) -> list[tuple[int, tuple, str]]:
     """(statement number, shape, dtype) of each value ``body`` produces."""
-    return [(n, ir.view_shape(refs, s.view), refs[s.view.ref].kind)
-            for n, s in enumerate(body) if s.produces_value]
+    return [(n, *s.value_type(refs)) for n, s in enumerate(body) if s.produces_value]
