@@ -29,10 +29,12 @@ SEMAPHORE_TYPES = ("regular", "dma", "barrier")
 # Kinds a semaphore primitive takes: the types, and the raw interpret dtype
 # (an int16 ref), which the semaphore primitives also accept.
 SEMAPHORE_KINDS = SEMAPHORE_TYPES + ("int16",)
-# Dtypes of data refs (int64 / float64 need x64, which cases do not set yet).
+# Dtypes of data refs; the 64-bit ones only in a case with ``x64`` set
+# (they exist only under jax.enable_x64).
 DATA_DTYPES = ("bool", "int8", "int16", "int32", "uint8", "uint32",
                "float16", "bfloat16", "float32")
-KINDS = SEMAPHORE_TYPES + DATA_DTYPES
+X64_DTYPES = ("int64", "float64")
+KINDS = SEMAPHORE_TYPES + DATA_DTYPES + X64_DTYPES
 # Dtypes a bitcast transform may name.
 BITCAST_DTYPES = ("int8", "uint8", "int16", "uint16", "float16", "bfloat16",
                   "int32", "uint32", "float32")
@@ -229,6 +231,7 @@ class Case:
     body: tuple[Statement, ...]
     paths: tuple[str, ...] = PATHS
     expect: ExpectedError | None = None
+    x64: bool = False   # run under jax.enable_x64 (64-bit dtypes exist)
 
     def __post_init__(self):
         check_case(self)
@@ -380,6 +383,8 @@ def check_case(case: Case) -> None:
     for r in case.refs:
         if r.kind not in KINDS:
             raise IRError(f"ref kind {r.kind!r} not in {KINDS}")
+        if r.kind in X64_DTYPES and not case.x64:
+            raise IRError(f"ref kind {r.kind!r} needs a case with x64 set")
         if not all(isinstance(d, int) and d >= 0 for d in r.shape):
             raise IRError(f"ref shape {r.shape!r} must be non-negative ints")
     for p in case.paths:

@@ -62,7 +62,7 @@ def cost(case: ir.Case) -> tuple:
             sum(i.dynamic for i in ints),
             sum(r.scoped for r in case.refs),
             sum(s.complexity() for s in case.body),
-            sum(r.kind != "int16" for r in case.refs),
+            sum(r.kind != "int16" for r in case.refs) + case.x64,
             sum(abs(v) for i in ints for v in (i.values if isinstance(i, ir.IntArray) else (i.value,))))
 
 
@@ -166,6 +166,8 @@ def _simpler_index(idx):
 
 
 def _simpler_refs(case):
+    if case.x64:
+        yield {"x64": False}   # dropped where no ref needs it (else ill-formed)
     for i, ref in enumerate(case.refs):
         for simpler in _simpler_ref(ref):
             yield {"refs": case.refs[:i] + (simpler,) + case.refs[i + 1:]}

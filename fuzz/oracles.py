@@ -11,6 +11,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
+import jax
+
 from fuzz import (blame, differential, ir, known_findings, metamorphic, model, paths, probes,
                   unsupported)
 
@@ -326,7 +328,14 @@ def check(case: ir.Case, on_paths=None, oracles=ORACLE_NAMES,
     2. each evaluating path, with the shape oracles, against the reference
        model and against the other paths;
     3. the metamorphic reruns (jit, vmap, an equivalent transform chain).
+
+    All of it under ``jax.enable_x64(case.x64)``, as the case's programs say.
     """
+    with jax.enable_x64(case.x64):
+        return _check(case, on_paths, oracles, unsupported_are_findings)
+
+
+def _check(case, on_paths, oracles, unsupported_are_findings) -> CaseReport:
     report = CaseReport(case)
     wanted = [p for p in ir.PATHS if p in case.paths and (on_paths is None or p in on_paths)]
     for path in wanted:

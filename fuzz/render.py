@@ -17,7 +17,8 @@ _OBSERVE = '''
 def observe():
     """What running the kernel gives: its result avals and values, or the error."""
     try:
-        results = run()
+        with jax.enable_x64(X64):
+            results = run()
     except Exception as e:
         return {"error": type(e).__name__, "message": str(e).strip().splitlines()[0] if str(e).strip() else "",
                 "mro": [c.__name__ for c in type(e).__mro__], "text": str(e)}

@@ -56,8 +56,9 @@ def data_refs(dtypes=ir.DATA_DTYPES) -> st.SearchStrategy[ir.Ref]:
     >>> data_refs(dtypes=("float32",)).example()
     Ref(kind='float32', shape=(2, 1), scoped=False)
     """
-    if not dtypes or (bad := [d for d in dtypes if d not in ir.DATA_DTYPES]):
-        raise InvalidArgument(f"dtypes must be a non-empty subset of {ir.DATA_DTYPES}")
+    known = ir.DATA_DTYPES + ir.X64_DTYPES
+    if not dtypes or (bad := [d for d in dtypes if d not in known]):
+        raise InvalidArgument(f"dtypes must be a non-empty subset of {known}")
     return st.builds(ir.Ref, st.sampled_from(tuple(dtypes)),
                      semaphore_shapes(max_dims=4, max_side=4))
 
@@ -104,13 +105,14 @@ def _check_sizes(**sizes):
 def programs(draw, *, kinds=ir.SEMAPHORE_KINDS, shapes=None, max_semaphores=3,
              data_dtypes=ir.DATA_DTYPES, max_data_refs=2,
              max_statements=6, max_chain=3, transforms=TRANSFORM_KINDS, dynamic=True,
-             paths=ir.PATHS, endings=ENDINGS, ops=None):
+             paths=ir.PATHS, endings=ENDINGS, ops=None, x64=True):
     """Valid programs over semaphores (of ``kinds``) and data refs (of
     ``data_dtypes``; none without): semaphore statements on ()-shaped views,
     data statements on views of any shape, values of the right shape and
     dtype, every index in bounds, of the statement kinds ``ops`` (default:
-    every registered one). Shrinks towards one scalar semaphore and few,
-    short statements.
+    every registered one). With ``x64``, a case may run under
+    ``jax.enable_x64`` and then also have int64 and float64 refs. Shrinks
+    towards one scalar semaphore and few, short statements.
 
     >>> programs(kinds=("int16",), data_dtypes=(), max_statements=2).example()
     Case(refs=(Ref(kind='int16', shape=(2,), scoped=False),), body=(Signal(view=View(ref=0, transforms=(At(indices=(Int(value=1, dynamic=False),)),)), inc=Int(value=1, dynamic=False), ...),), ...)
@@ -128,6 +130,8 @@ def programs(draw, *, kinds=ir.SEMAPHORE_KINDS, shapes=None, max_semaphores=3,
         raise InvalidArgument(f"endings must be a non-empty subset of {ENDINGS}")
     if ops is not None and (bad := [op for op in ops if op not in all_ops()]):
         raise InvalidArgument(f"ops {bad} are not registered statement kinds")
+    x64 = bool(data_dtypes) and x64 and draw(st.booleans())
+    data_dtypes = (*data_dtypes, *ir.X64_DTYPES) if x64 else tuple(data_dtypes)
     kinds_of = {f: [op for op in (all_ops() if ops is None else ops) if op.family == f]
                 for f in ("semaphore", "ref")}
     # Half the programs use only unscoped int16 arrays, which every path
@@ -168,7 +172,7 @@ def programs(draw, *, kinds=ir.SEMAPHORE_KINDS, shapes=None, max_semaphores=3,
         body += balance(body)
     if "readout" in ending:
         body += readout(sems)
-    return ir.Case(refs, body, tuple(paths))
+    return ir.Case(refs, body, tuple(paths), x64=x64)
 
 
 # --- invalid programs: a valid program plus one deliberate mistake ----------
@@ -195,4 +199,4 @@ def invalid_programs(draw, *, mistakes=MISTAKES, max_statements=3, paths=ir.PATH
     expect = dataclasses.replace(expect, primitive=ir.primitive(stmt))
     at = draw(st.integers(0, len(base.body)))
     body = ir.with_statement(base.body, at, stmt)
-    return ir.Case((*base.refs, ref), body, tuple(paths), expect)
+    return ir.Case((*base.refs, ref), body, tuple(paths), expect, x64=base.x64)

@@ -1,5 +1,6 @@
 """The data-ref family (get, swap, addupdate, masked loads and stores): the model against NumPy, and planted
 bugs in JAX's rules for it, each caught by its oracle and shrunk."""
+import jax
 import jax.numpy as jnp
 import numpy as np
 from hypothesis import strategies as st
@@ -254,3 +255,22 @@ def test_a_semaphore_count_flows_into_a_data_ref():
     report = oracles.check(case, on_paths=("abstract", "pallas_call"))
     assert not report.failures
     assert next(o for o in report.outcomes if o.path == "pallas_call").state[1] == [1, 2, 5]
+
+
+def test_x64_cases_hold_64_bit_refs_only_with_the_flag():
+    import pytest
+    ref = ir.Ref("int64", (2,))
+    with pytest.raises(ir.IRError, match="x64"):
+        ir.Case((ref,), (Swap(ir.View(0), Iota("int64", (2,))),))
+    case = ir.Case((ref,), (AddUpdate(ir.View(0), Iota("int64", (2,), 20)),), x64=True)
+    report = oracles.check(case, on_paths=("abstract", "run_state", "jax_refs"))
+    assert not report.failures and len(report.outcomes) == 3
+    assert report.outcomes[1].state[0] == [21, 23]
+    assert report.outcomes[1].produced[-1] == ((2,), "int64")
+    assert not jax.config.jax_enable_x64   # the flag does not leak out of a case
+
+
+def test_the_minimizer_drops_x64_where_no_ref_needs_it():
+    from fuzz import minimize
+    case = ir.Case((ir.Ref("int32", ()),), (Get(ir.View(0)),), x64=True)
+    assert not minimize.minimize(case, lambda c: True).case.x64

@@ -132,6 +132,7 @@ HEADER = '''\
 # discharge-fuzz case (schema {schema}) on path `{path}`.
 import json
 {imports}
+X64 = {x64}  # run() under jax.enable_x64(X64): whether 64-bit dtypes exist
 DYN = jnp.array({dyn!r}, dtype=jnp.int32)  # dynamic operands, in body order
 OUT = ({out},)  # one int32 slot per semaphore read
 
@@ -160,7 +161,7 @@ def program(case: ir.Case, path: str, *, jit: bool = False) -> tuple[str, dict[i
     if reason := not_applicable(case, path):
         raise ValueError(f"cannot render for {path}: {reason}")
     header = HEADER.format(schema=ir.SCHEMA_VERSION, path=path, imports=emit.IMPORTS,
-                           dyn=dyn(case).tolist(), out=out_len(case))
+                           dyn=dyn(case).tolist(), out=out_len(case), x64=case.x64)
     lines, where = emit.kernel_lines(case)
     offset = header.count("\n")
     harness = MODULES[path].harness(case)

@@ -18,8 +18,8 @@ from hypothesis import strategies as st
 from fuzz import ir
 from fuzz.ops.base import Op
 
-INTEGER = ("int8", "int16", "int32", "uint8", "uint32")
-FLOATING = ("float16", "bfloat16", "float32")
+INTEGER = ("int8", "int16", "int32", "uint8", "uint32", "int64")
+FLOATING = ("float16", "bfloat16", "float32", "float64")
 
 
 @dataclass(frozen=True)

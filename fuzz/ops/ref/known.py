@@ -92,10 +92,12 @@ def _masked_store_through_transforms(case: ir.Case, k: int) -> bool:
 
 
 def _masked_store_of_python_scalar(case: ir.Case, k: int) -> bool:
-    """pltpu.store of a Python scalar into a ref of other than its default dtype."""
+    """pltpu.store of a Python scalar into a ref of other than its default
+    dtype (64-bit under x64)."""
     stmt = case.body[k]
+    defaults = ("int64", "float64", "bool") if case.x64 else ("int32", "float32", "bool")
     return (isinstance(stmt, MaskedStore) and isinstance(stmt.value, Scalar)
-            and case.refs[stmt.view.ref].kind not in ("int32", "float32", "bool"))
+            and case.refs[stmt.view.ref].kind not in defaults)
 
 
 def _writes(case: ir.Case, k: int) -> bool:
@@ -290,6 +292,9 @@ KNOWN_FINDINGS: tuple[KnownFinding, ...] = (
                            r"slice slice_sizes must be less than or equal to operand shape|"
                            r"lax\.dynamic_update_slice)|Cannot lower jaxpr with verifier errors"),
             ("model-vs-path", r"^final r\d+\[[\d, ]*\] is .*, expected "),
+            # ...and into an invalid program's own mistake, after it.
+            ("invalid-rejected", r"TypeError: (broadcast_in_dim|slice slice_sizes must be|"
+                                 r"lax\.dynamic_update_slice)"),
             ("partial-discharge", r"Unable to replace an Array with an Array of different shape|"
                                   r"Expected aliased input \d+ at index|"
                                   r"Cannot lower jaxpr with verifier errors"),
@@ -306,9 +311,9 @@ KNOWN_FINDINGS: tuple[KnownFinding, ...] = (
         "though pltpu.store documents the semantics of x[...] = 1, which "
         "converts a Python scalar to the ref's dtype (_maybe_implicit_cast)",
         symptoms=(("valid-runs", r"ValueError: Invalid dtype for `swap`\. Ref dtype: \w+\. "
-                                 r"Value dtype: (int32|float32|bool)"),
+                                 r"Value dtype: (int32|float32|int64|float64|bool)"),
                   ("invalid-rejected", r"^ValueError: Invalid dtype for `swap`\. Ref dtype: "
-                                       r"\w+\. Value dtype: (int32|float32|bool)")),
+                                       r"\w+\. Value dtype: (int32|float32|int64|float64|bool)")),
         trigger=_masked_store_of_python_scalar,
         example=ir.Case((ir.Ref("int8", ()),), (MaskedStore(ir.View(0), Scalar(1)),),
                         paths=("abstract",)),
