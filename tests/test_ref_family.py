@@ -18,7 +18,7 @@ from hunting import hunt, rule_returning
 def _data(*paths, dtypes=("int8", "int32", "float32", "bool"), ops=None):
     """Data-ref programs only (no semaphores), run only on ``paths``."""
     return programs(max_semaphores=0, data_dtypes=dtypes, max_statements=4, paths=paths,
-                    ops=ops)
+                    ops=ops, x64=False)
 
 
 def _hunt(cls, names, strategy, primitive=None):

@@ -2,6 +2,8 @@
 properties already know about (matched by `fuzz.known_findings`)."""
 from __future__ import annotations
 
+import numpy as np
+
 from fuzz import ir
 from fuzz.ops.base import KnownFinding
 from fuzz.ops.ref.addupdate import AddUpdate
@@ -39,10 +41,12 @@ def _addupdate_of_python_scalar(case: ir.Case, k: int) -> bool:
 
 
 def _addupdate_gathering_bools(case: ir.Case, k: int) -> bool:
+    """An addupdate on a bool ref through an integer-array index or a strided
+    slice (both discharge to a scatter-add)."""
     stmt = case.body[k]
     return (isinstance(stmt, AddUpdate) and case.refs[stmt.view.ref].kind == "bool"
-            and any(isinstance(i, ir.IntArray) for t in stmt.view.transforms
-                    if isinstance(t, ir.At) for i in t.indices))
+            and any(isinstance(i, ir.IntArray) or isinstance(i, ir.Slice) and (i.step or 1) > 1
+                    for t in stmt.view.transforms if isinstance(t, ir.At) for i in t.indices))
 
 
 def _addupdate_after_scalar_store(case: ir.Case, k: int) -> bool:
@@ -124,7 +128,11 @@ def _masked_load_mask_wider(case: ir.Case, k: int) -> bool:
     if not isinstance(stmt, MaskedLoad) or stmt.mask is None:
         return False
     shape = ir.view_shape(case, stmt.view)
-    return not fits(stmt.mask, shape) and fits(Mask(shape), stmt.mask.shape)
+    try:
+        np.broadcast_shapes(shape, stmt.mask.shape)
+    except ValueError:
+        return False
+    return not fits(stmt.mask, shape)
 
 
 def _masked_store_mask_of_another_shape(case: ir.Case, k: int) -> bool:
@@ -132,6 +140,15 @@ def _masked_store_mask_of_another_shape(case: ir.Case, k: int) -> bool:
     return (isinstance(stmt, MaskedStore) and stmt.mask is not None
             and stmt.mask.shape != ir.view_shape(case, stmt.view))
 
+
+# What a later statement meets when a ref's value has the wrong shape.
+_WRONG_SHAPE_DOWNSTREAM = (
+    r"(TypeError|ValueError): (broadcast_in_dim (broadcast_dimensions must have length|"
+    r"operand dimension sizes must either be 1)|length of padding_config must equal|"
+    r"slice slice_sizes must be less than or equal to operand shape|"
+    r"slice start_indices must have length equal|Length of slice indices must match|"
+    r"Cannot broadcast to shape with fewer dimensions|lax\.dynamic_update_slice|"
+    r"dynamic_update_slice update|Cannot lower jaxpr with verifier errors)")
 
 KNOWN_FINDINGS: tuple[KnownFinding, ...] = (
     KnownFinding(
@@ -171,11 +188,13 @@ KNOWN_FINDINGS: tuple[KnownFinding, ...] = (
         jax_versions=((0, 12),)),
     KnownFinding(
         "addupdate-bool-ref-gather",
-        "addupdate on a bool ref works through a scalar or slice index (as a "
-        "logical or) but fails through an integer-array index: the scatter-add "
-        "it discharges to calls lax.add, which refuses bool ('add does not "
-        "accept dtype bool')",
-        symptoms=(("valid-runs", r"TypeError: add does not accept dtype bool"),),
+        "addupdate on a bool ref works through a scalar or unit-stride slice "
+        "index (as a logical or) but fails through an integer-array index or a "
+        "strided slice: the scatter-add it discharges to calls lax.add, which "
+        "refuses bool ('add does not accept dtype bool')",
+        symptoms=(("valid-runs", r"TypeError: add does not accept dtype bool"),
+                  # ...and in invalid programs, before their own mistake is reached.
+                  ("invalid-rejected", r"^TypeError: add does not accept dtype bool")),
         trigger=_addupdate_gathering_bools,
         example=ir.Case((ir.Ref("bool", (2,)),), (AddUpdate(
             ir.View(0, (ir.At((ir.IntArray((1,), True),)),)), Iota("bool", (1,), 1)),),
@@ -286,15 +305,10 @@ KNOWN_FINDINGS: tuple[KnownFinding, ...] = (
         # The wrong-shaped value flows on into whatever uses the ref next.
         consequences=(
             ("aval-preserved", r"returned a new value \S+ for operand \d+, a ref of"),
-            ("valid-runs", r"TypeError: (broadcast_in_dim (broadcast_dimensions must have length|"
-                           r"operand dimension sizes must either be 1)|"
-                           r"length of padding_config must equal the number of axes|"
-                           r"slice slice_sizes must be less than or equal to operand shape|"
-                           r"lax\.dynamic_update_slice)|Cannot lower jaxpr with verifier errors"),
+            ("valid-runs", _WRONG_SHAPE_DOWNSTREAM),
             ("model-vs-path", r"^final r\d+\[[\d, ]*\] is .*, expected "),
             # ...and into an invalid program's own mistake, after it.
-            ("invalid-rejected", r"TypeError: (broadcast_in_dim|slice slice_sizes must be|"
-                                 r"lax\.dynamic_update_slice)"),
+            ("invalid-rejected", _WRONG_SHAPE_DOWNSTREAM),
             ("partial-discharge", r"Unable to replace an Array with an Array of different shape|"
                                   r"Expected aliased input \d+ at index|"
                                   r"Cannot lower jaxpr with verifier errors"),
@@ -328,7 +342,9 @@ KNOWN_FINDINGS: tuple[KnownFinding, ...] = (
         "for broadcasting'); the TPU interpreter fails an assertion",
         symptoms=(("invalid-rejected", r"^masked_swap ran without error"),
                   ("invalid-rejected", r"Incompatible shapes for broadcasting"),
-                  ("invalid-rejected", r"CpuCallback error calling callback: AssertionError")),
+                  ("invalid-rejected", r"CpuCallback error calling callback: AssertionError"),
+                  ("invalid-rejected", r"TypeError: dynamic_update_slice update (shape must be "
+                                       r"smaller than|must have the same rank as) operand")),
         trigger=_masked_store_mask_of_another_shape,
         example=ir.Case((ir.Ref("int32", (2,)),), (MaskedStore(
             ir.View(0), Iota("int32", (2,)), Mask((1,))),), paths=("abstract",),

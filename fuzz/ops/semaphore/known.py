@@ -125,6 +125,9 @@ KNOWN_FINDINGS: tuple[KnownFinding, ...] = (
                    r"semaphore_wait\[decrement=False\] returned a new value \w+\[\] "),),
         consequences=(
             ("abstract-concrete", r"final r\d+ is int16\[\]; abstract evaluation promised int16\[\d"),
+            ("model-vs-path", r"^final r\d+ has shape \(\), expected \(\d"),
+            # The collapsed ref flows on through a pallas_call's write-back.
+            (_INVALID, r"TypeError: broadcast_in_dim broadcast_dimensions must have length"),
             ("aval-preserved", r"^run_scoped returned a new value int16\[\] for operand"),
             # Later signals and waits on the collapsed ref see a scalar value.
             ("aval-preserved", r"^semaphore_(signal|wait\[decrement=True\]) returned a new "
