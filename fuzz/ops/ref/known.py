@@ -226,11 +226,11 @@ KNOWN_FINDINGS: tuple[KnownFinding, ...] = (
         "shape: int32' (the message says shape for a dtype), and a Python bool "
         "fails with AttributeError: 'bool' object has no attribute 'shape'",
         symptoms=(("valid-runs", r"ValueError: Invalid dtype for `addupdate`\. Ref dtype: \w+\. "
-                                 r"Value shape: (int32|float32)"),
+                                 r"Value shape: (int32|float32|int64|float64)"),
                   ("valid-runs", r"AttributeError: 'bool' object has no attribute 'shape'"),
                   # ...and in invalid programs, before their own mistake is reached.
                   ("invalid-rejected", r"^ValueError: Invalid dtype for `addupdate`\. Ref dtype: \w+\. "
-                                       r"Value shape: (int32|float32)"),
+                                       r"Value shape: (int32|float32|int64|float64)"),
                   ("invalid-rejected", r"^AttributeError: 'bool' object has no attribute 'shape'")),
         trigger=_addupdate_of_python_scalar,
         example=ir.Case((ir.Ref("int8", ()),), (AddUpdate(ir.View(0), Scalar(1)),),

@@ -279,4 +279,16 @@ KNOWN_FINDINGS: tuple[KnownFinding, ...] = (
         example=_case(ir.Ref("int16", ()), Signal(
             ir.View(0, (ir.Reshape((1,)), ir.At((ir.Int(0),)))), ir.Int(1))),
         jax_versions=((0, 10),)),
+    KnownFinding(
+        "signal-device-id-int64-under-x64",
+        "under jax.enable_x64, pl.semaphore_signal(sem, 1, device_id=0) is "
+        "refused with '`device_id`s must be an int32 value, but got int64': "
+        "the Python int device id becomes int64 and nothing converts it",
+        symptoms=(("valid-runs", r"`device_id`s must be an int32 value, but got int64"),
+                  (_INVALID, r"`device_id`s must be an int32 value, but got int64")),
+        trigger=lambda case, k: case.x64 and getattr(case.body[k], "device_id", None) is not None,
+        example=ir.Case((ir.Ref("regular", ()),), (Signal(ir.View(0), ir.Int(1), device_id=ir.Int(0)),),
+                        ("abstract",), x64=True,
+                        expect=ir.ExpectedError("NotImplementedError", "Remote signal not implemented",
+                                                "semaphore_signal"))),
 )
