@@ -167,7 +167,8 @@ KNOWN_FINDINGS: tuple[KnownFinding, ...] = (
                                   r"requires arguments to have the same dtypes"),
             # The value of the wrong dtype flows on: out of an inner jit,
             # into pallas_call's write-back, into jit's lowering.
-            ("aval-preserved", r"^jit returned a new value (int64|float64|int32)\[\] for operand"),
+            ("aval-preserved", r"^(jit|remat2) returned a new value (int64|float64|int32)\[\] "
+                               r"for operand"),
             ("valid-runs", r"TypeError: lax\.dynamic_update_slice requires arguments to have the "
                            r"same dtypes"),
             ("jit-eager", r"raised ValueError: Cannot lower jaxpr with verifier errors")),
@@ -212,7 +213,12 @@ KNOWN_FINDINGS: tuple[KnownFinding, ...] = (
             # Later statements on the ref see the raw bool: an addupdate adds
             # to it as Python does (False + False is the int 0), or fails.
             ("aval-preserved", r"^addupdate returned a new value python int\[\]"),
-            ("valid-runs", r"AttributeError: 'bool' object has no attribute 'shape'"),
+            ("aval-preserved", r"^(jit|remat2) returned a new value (python \w+|int32|bool)\[\] "
+                               r"for operand"),
+            ("valid-runs", r"AttributeError: 'bool' object has no attribute '(shape|dtype)'"),
+            ("chain-equivalence", r"re-indexed program raised AttributeError: 'bool' object has "
+                                  r"no attribute '(shape|dtype)'"),
+            ("partial-discharge", r"Expected aliased input \d+ at index"),
             ("chain-equivalence", r"re-indexed program raised TypeError: lax\.dynamic_update_slice "
                                   r"requires arguments to have the same dtypes, got bool, int32")),
         trigger=_swap_of_python_bool,
