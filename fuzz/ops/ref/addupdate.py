@@ -10,8 +10,8 @@ import numpy as np
 from hypothesis import strategies as st
 
 from fuzz import ir
-from fuzz.ops.ref.common import (Iota, RefOp, Value, data_views, earlier_values, produced,
-                                 value_mistakes, value_of, value_source, values)
+from fuzz.ops.ref.common import (Iota, RefOp, Value, produced, value_mistakes, value_of,
+                                 value_source, values, views_and_values)
 
 
 @dataclass(frozen=True)
@@ -47,10 +47,9 @@ class AddUpdate(RefOp):
     def draws(cls, refs, *, body=(), among=None, dynamic=True, max_chain=3, transforms=None):
         # JAX discharges addupdate through at most one indexer, the last
         # transform ("Multiple indexers are not supported for `addupdate`").
-        views = data_views(refs, among=among, dynamic=dynamic, max_chain=max_chain,
-                           transforms=transforms, last_at_only=True)
-        if views is None:
+        if (drawn := views_and_values(refs, body, among=among, dynamic=dynamic, max_chain=max_chain,
+                                      transforms=transforms, last_at_only=True)) is None:
             return None
-        earlier = earlier_values(body, refs)
+        views, earlier = drawn
         return views.flatmap(lambda view: st.builds(cls, st.just(view),
                                                     values(refs, view, earlier)))

@@ -151,6 +151,13 @@ def written(memory, n: int, view: ir.View, new: np.ndarray) -> None:
     memory.writers[view.ref].reshape(-1)[pos[changed.any(axis=1)]] = n
 
 
+def unspecified_store(memory, n: int, view: ir.View) -> str | None:
+    """Why statement ``n``'s store to ``view`` has no meaning (`stores_twice`), or None."""
+    if stores_twice(memory.case.refs, view):
+        return f"statement {n} stores twice to one element: which store wins is not specified"
+    return None
+
+
 def stores_twice(refs, view: ir.View) -> bool:
     """Whether ``view``, or a view on the way to it, names one element of its
     ref twice (a gather with a repeated index): discharge writes such a view
@@ -212,6 +219,14 @@ def data_views(refs, *, among, dynamic, max_chain, transforms, last_at_only=Fals
             chain += (draw(at_indexers(after, dynamic=dynamic)),)
         return ir.View(ref, chain)
     return views()
+
+
+def views_and_values(refs, body, *, among, dynamic, max_chain, transforms, last_at_only=False):
+    """(`data_views`, `earlier_values` of ``body``) for an op's draws, or None
+    when no data ref is among ``among``."""
+    views = data_views(refs, among=among, dynamic=dynamic, max_chain=max_chain,
+                       transforms=transforms, last_at_only=last_at_only)
+    return None if views is None else (views, earlier_values(body, refs))
 
 
 def values(refs, view: ir.View, earlier) -> st.SearchStrategy:

@@ -13,8 +13,8 @@ from hypothesis import strategies as st
 
 from fuzz import ir
 from fuzz.ops.ref.common import (FLOATING, Mask, RefOp, Scalar, Value, broadcastable,
-                                 data_views, earlier_values, masked_indexable, masks,
-                                 value_of, value_source, values)
+                                 masked_indexable, masks, value_of, value_source, values,
+                                 views_and_values)
 
 
 def fits(mask: Mask, shape: tuple[int, ...]) -> bool:
@@ -74,11 +74,10 @@ class MaskedLoad(RefOp):
 
     @classmethod
     def draws(cls, refs, *, body=(), among=None, dynamic=True, max_chain=3, transforms=None):
-        views = data_views(refs, among=among, dynamic=dynamic, max_chain=max_chain,
-                           transforms=transforms)
-        if views is None:
+        if (drawn := views_and_values(refs, body, among=among, dynamic=dynamic,
+                                      max_chain=max_chain, transforms=transforms)) is None:
             return None
-        earlier = earlier_values(body, refs)
+        views, earlier = drawn
 
         @st.composite
         def loads(draw):

@@ -12,9 +12,9 @@ import numpy as np
 from hypothesis import strategies as st
 
 from fuzz import ir
-from fuzz.ops.ref.common import (Iota, Mask, RefOp, Value, data_views, earlier_values,
-                                 masked_indexable, masks, produced, stores_twice,
-                                 value_mistakes, value_of, value_source, values, written)
+from fuzz.ops.ref.common import (Iota, Mask, RefOp, Value, masked_indexable, masks, produced,
+                                 stores_twice, unspecified_store, value_mistakes, value_of,
+                                 value_source, values, views_and_values, written)
 
 
 @dataclass(frozen=True)
@@ -30,9 +30,8 @@ class MaskedStore(RefOp):
         return f"pltpu.store({e.view(self.view)}, {value_source(e, self.value)}{mask})"
 
     def run(self, memory, n):
-        if stores_twice(memory.case.refs, self.view):
-            return (f"statement {n} stores twice to one element: which store wins "
-                    "is not specified")
+        if why := unspecified_store(memory, n, self.view):
+            return why
         new, _ = value_of(memory, self.value, memory.case.refs[self.view.ref].kind)
         old = memory.arrays[self.view.ref].reshape(-1)[memory.where(self.view)]
         on = True if self.mask is None else self.mask.array()
@@ -57,11 +56,10 @@ class MaskedStore(RefOp):
 
     @classmethod
     def draws(cls, refs, *, body=(), among=None, dynamic=True, max_chain=3, transforms=None):
-        views = data_views(refs, among=among, dynamic=dynamic, max_chain=max_chain,
-                           transforms=transforms)
-        if views is None:
+        if (drawn := views_and_values(refs, body, among=among, dynamic=dynamic,
+                                      max_chain=max_chain, transforms=transforms)) is None:
             return None
-        earlier = earlier_values(body, refs)
+        views, earlier = drawn
 
         @st.composite
         def stores(draw):

@@ -7,9 +7,9 @@ from dataclasses import dataclass, replace
 from hypothesis import strategies as st
 
 from fuzz import ir
-from fuzz.ops.ref.common import (Iota, RefOp, Value, data_views, earlier_values,
-                                 produced, stores_twice, value_mistakes, value_of, value_source,
-                                 values, written)
+from fuzz.ops.ref.common import (Iota, RefOp, Value, produced, stores_twice, unspecified_store,
+                                 value_mistakes, value_of, value_source, values,
+                                 views_and_values, written)
 
 
 @dataclass(frozen=True)
@@ -32,9 +32,8 @@ class Swap(RefOp):
         return f"{ref}[{e.subscript(idx)}] = {value}"
 
     def run(self, memory, n):
-        if stores_twice(memory.case.refs, self.view):
-            return (f"statement {n} stores twice to one element: which store wins "
-                    "is not specified")
+        if why := unspecified_store(memory, n, self.view):
+            return why
         new, _ = value_of(memory, self.value, memory.case.refs[self.view.ref].kind)
         if self.returns:
             memory.values[n] = memory.arrays[self.view.ref].reshape(-1)[memory.where(self.view)]
@@ -55,11 +54,10 @@ class Swap(RefOp):
 
     @classmethod
     def draws(cls, refs, *, body=(), among=None, dynamic=True, max_chain=3, transforms=None):
-        views = data_views(refs, among=among, dynamic=dynamic, max_chain=max_chain,
-                           transforms=transforms)
-        if views is None:
+        if (drawn := views_and_values(refs, body, among=among, dynamic=dynamic,
+                                      max_chain=max_chain, transforms=transforms)) is None:
             return None
-        earlier = earlier_values(body, refs)
+        views, earlier = drawn
         return views.filter(lambda v: not stores_twice(refs, v)).flatmap(
             lambda view: st.builds(cls, st.just(view), values(refs, view, earlier),
                                    st.booleans()))
