@@ -394,4 +394,18 @@ KNOWN_FINDINGS: tuple[KnownFinding, ...] = (
             ir.Slice(), ir.Int(0), ir.Ellipsis_(), ir.IntArray((0, 0, 0), True))),))),),
             paths=("abstract",)),
         jax_versions=((0, 10), (0, 12))),
+    KnownFinding(
+        "addupdate-through-reshape-attributeerror",
+        "JAX 0.10: jax.ref.addupdate through a reshaped or transposed view "
+        "crashes in discharge ('ReshapeTransform' object has no attribute "
+        "'indices'; 'TransposeTransform' object has no attribute 'shape') "
+        "where 0.12 discharges the reshape and refuses the transpose cleanly",
+        symptoms=(("valid-runs", r"AttributeError: '(Reshape|Transpose)Transform' object has no "
+                                 r"attribute '(indices|shape)'"),
+                  ("invalid-rejected", r"^AttributeError: '(Reshape|Transpose)Transform' object "
+                                       r"has no attribute '(indices|shape)'")),
+        trigger=lambda case, k: isinstance(case.body[k], AddUpdate) and _data_view_reshaped(case, k),
+        example=ir.Case((ir.Ref("int32", ()),), (AddUpdate(
+            ir.View(0, (ir.Reshape((1,)),)), Iota("int32", (1,))),), paths=("abstract",)),
+        jax_versions=((0, 10),)),
 )
