@@ -32,6 +32,9 @@ class Mismatch:
     # how the value relates to the right one (`relation`).
     shape: str = "-"
     statement: int | None = None   # the statement to blame, if one is
+    # Where the wrong value is seen: a read's statement, or len(body) for a
+    # final content (later than ``statement``, its last writer).
+    seen_at: int | None = None
 
 
 def _wrapped(count: int) -> int:
@@ -99,14 +102,16 @@ def _leftover_fits(leftover: int, nonzero: list[int]) -> bool:
 def against_model(case: ir.Case, meaning: model.Meaning, outcome) -> list[Mismatch]:
     """Where ``outcome`` (an error-free run of a valid case with a defined
     meaning) differs from what the case means."""
-    rows, diffs = [], []   # diffs: (statement to blame, message, shape), in order
+    # diffs: (statement to blame, message, shape, where it is seen), in order
+    rows, diffs, end = [], [], len(case.body)
     if outcome.reads is not None:
         rows.append(("reads", list(meaning.reads), list(outcome.reads)))
+        reads = [n for n, s in enumerate(case.body) if s.tag == "read"]
         for k, (want, got) in enumerate(zip(meaning.reads, outcome.reads)):
             if want != got:
                 writer = meaning.read_writers[k]
                 diffs.append((writer, f"read {k} is {got}, expected {want}{_why(want, got)}",
-                              _shape(case, "read", writer, want, got)))
+                              _shape(case, "read", writer, want, got), reads[k]))
     if outcome.state is not None:
         for i, got in outcome.state.items():
             counts = i not in model.data_refs(case)
@@ -115,7 +120,7 @@ def against_model(case: ir.Case, meaning: model.Meaning, outcome) -> list[Mismat
             rows.append((f"r{i}", meaning.state[i], got.tolist()))
             if want.shape != got.shape:
                 diffs.append((None, f"final r{i} has shape {got.shape}, expected {want.shape}",
-                              "final value|shape differs"))
+                              "final value|shape differs", end))
                 continue
             for at in map(tuple, np.argwhere(want != got)):
                 where = f"final r{i}{[int(j) for j in at]}"
@@ -123,26 +128,28 @@ def against_model(case: ir.Case, meaning: model.Meaning, outcome) -> list[Mismat
                     diffs.append((writers[at], f"{where} is {got[at]}, expected "
                                   f"{want[at]}{_why(want[at], got[at])}",
                                   _shape(case, "final count", writers[at], int(want[at]),
-                                         int(got[at]))))
+                                         int(got[at])), end))
                 else:
                     diffs.append((writers[at], f"{where} is {got[at]}, expected {want[at]}",
-                                  f"final value|{statement_kind(case, writers[at])}|differs"))
+                                  f"final value|{statement_kind(case, writers[at])}|differs",
+                                  end))
     if outcome.leftover is not None:
         nonzero = _nonzero(case, dict(enumerate(meaning.state)))
         rows.append(("left over", nonzero or 0, outcome.leftover))
         if not _leftover_fits(outcome.leftover, nonzero):
             diffs.append((None, f"count left at kernel exit is {outcome.leftover}, expected "
                                 f"{'one of those left non-zero' if nonzero else 0}",
-                          f"count left at exit|{'non-zero' if nonzero else 'zero'} expected"))
+                          f"count left at exit|{'non-zero' if nonzero else 'zero'} expected",
+                          end))
     # An element the program never touched shows where a value went, not which
     # statement sent it there: prefer a difference with a statement to blame.
     first = next((d for d in diffs if d[0] is not None), diffs[0] if diffs else None)
     if first is None:
         return []
-    writer, message, shape = first
+    writer, message, shape, seen_at = first
     return [Mismatch("model-vs-path", _blame(case, writer), outcome.path, message,
                      side_by_side(case, rows, "expected (model)", f"actual ({outcome.path})"),
-                     shape=shape, statement=writer)]
+                     shape=shape, statement=writer, seen_at=seen_at)]
 
 
 def between_paths(case: ir.Case, outcomes) -> list[Mismatch]:

@@ -48,17 +48,13 @@ def trigger_statements(k: KnownFinding, failure) -> list[int]:
 
 def _downstream(k: KnownFinding, failure, roots: list[int]) -> bool:
     """A consequence on the ref of a root (a statement where a symptom of
-    ``k`` matched), at or after it; anywhere if it is pinned to none. A final
-    content is seen after every statement, a read where it reads, whichever
-    statement last wrote the value."""
+    ``k`` matched), seen at or after it (a wrong value where it is seen,
+    `seen_at`, not where it was last written); anywhere if it is pinned to
+    none."""
     if failure.statement is None:
         return bool(roots)
     body = failure.case.body
-    at = failure.statement
-    if failure.message.startswith("final "):
-        at = len(body)
-    elif m := re.match(r"read (\d+) ", failure.message):
-        at = [n for n, s in enumerate(body) if s.tag == "read"][int(m.group(1))]
+    at = failure.statement if failure.seen_at is None else failure.seen_at
     return any(at >= r and body[failure.statement].view.ref == body[r].view.ref for r in roots)
 
 

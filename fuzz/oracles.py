@@ -38,7 +38,8 @@ class OracleFailure(AssertionError):
     summary = "the `{oracle}` oracle failed: {message}"
 
     def __init__(self, message: str, *, primitive: str, path: str, details: str = "",
-                 statement: int | None = None, shape: str | None = None):
+                 statement: int | None = None, shape: str | None = None,
+                 seen_at: int | None = None):
         # ``message`` is one line and names the bug; ``details`` (the program,
         # expected vs actual) is for a reader and varies from case to case.
         super().__init__(f"[{self.oracle}] {path}: {message}" + (f"\n{details}" if details else ""))
@@ -46,6 +47,7 @@ class OracleFailure(AssertionError):
         self.details = details
         self.statement = statement   # the statement to blame (fuzz/blame.py), if known
         self.shape = shape           # a wrong value's shape of failure (fuzz/differential.py)
+        self.seen_at = seen_at       # where a wrong value is seen, if later than ``statement``
         self.case: ir.Case | None = None
         self.error: BaseException | None = None  # the JAX exception, if one was raised
         self.known: str | None = None   # the known finding it is an instance of (`check`)
@@ -179,7 +181,7 @@ _per_primitive: dict[tuple[type, str], type] = {}
 def failure(cls: type[OracleFailure], primitive: str, path: str, message: str,
             details: str = "", **facts) -> OracleFailure:
     """An instance of ``cls``'s subclass for ``primitive`` (made once);
-    ``facts``: ``statement``, ``shape``."""
+    ``facts``: ``statement``, ``shape``, ``seen_at``."""
     key = (cls, primitive)
     if key not in _per_primitive:
         _per_primitive[key] = type(f"{cls.__name__}[{primitive}]", (cls,),
@@ -293,7 +295,7 @@ def matches(expect: ir.ExpectedError, error: BaseException) -> bool:
 
 def _from(case, mismatches) -> list[OracleFailure]:
     found = [failure(_BY_NAME[m.oracle], m.primitive, m.path, m.message, m.details,
-                     statement=m.statement, shape=m.shape)
+                     statement=m.statement, shape=m.shape, seen_at=m.seen_at)
              for m in mismatches]
     for f in found:
         f.case = case

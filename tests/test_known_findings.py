@@ -2,7 +2,7 @@
 test passes, strict xfail turns that red, and the entry must be removed."""
 import pytest
 
-from fuzz import known_findings, oracles
+from fuzz import ir, known_findings, oracles
 
 
 def _expected(k):
@@ -31,3 +31,19 @@ def test_known_findings_have_unique_ids_and_valid_patterns():
         for oracle, rx in (*k.symptoms, *k.consequences):
             assert oracle in {c.oracle for c in oracles.ORACLES}
             re.compile(rx)
+
+
+def test_a_wrong_read_is_a_consequence_where_it_is_read_not_where_it_was_written():
+    # The signal writes r0[0, 0, 1]; the wait (decrement=False) then collapses
+    # the ref; the read after it is wrong. The model blames the signal (its
+    # last writer), before the root: the read is where the damage shows.
+    from fuzz.ops.semaphore import Read, Signal, Wait
+    at = [ir.View(0, (ir.At((ir.Int(0), ir.Int(0), ir.Int(j))),)) for j in (0, 1)]
+    case = ir.Case((ir.Ref("int16", (1, 1, 2)),), (
+        Signal(at[1], ir.Int(1)), Wait(at[0], ir.Int(0), decrement=False), Read(at[1])),
+        paths=("abstract", "run_state"))
+    report = oracles.check(case)
+    wrong = [f for f in report.failures if f.oracle == "model-vs-path"]
+    assert wrong and wrong[0].statement == 0 and wrong[0].seen_at == 2
+    assert wrong[0].known == "wait-nondecrement-collapses-ref"
+    assert all(f.known for f in report.failures)
