@@ -274,3 +274,12 @@ def test_the_minimizer_drops_x64_where_no_ref_needs_it():
     from fuzz import minimize
     case = ir.Case((ir.Ref("int32", ()),), (Get(ir.View(0)),), x64=True)
     assert not minimize.minimize(case, lambda c: True).case.x64
+
+
+def test_a_mask_period_below_one_is_a_format_error_not_a_crash():
+    import pytest
+    from fuzz import serialize
+    case = ir.Case((ir.Ref("int32", (2,)),), (MaskedLoad(ir.View(0), Mask((2,), 2)),))
+    text = serialize.dumps(case).replace('"period": 2', '"period": 0')
+    with pytest.raises(serialize.CaseFormatError, match="mask period 0"):
+        serialize.loads(text)

@@ -22,6 +22,19 @@ INTEGER = ("int8", "int16", "int32", "uint8", "uint32", "int64")
 FLOATING = ("float16", "bfloat16", "float32", "float64")
 
 
+def _counting(shape, start) -> str:
+    """Source of ``start, start + 1, ...`` in C order over ``shape`` (int32),
+    computed in the kernel: a NumPy constant would be a captured constant,
+    which pallas_call refuses ("pass them as inputs")."""
+    numbers = f"jax.lax.iota(jnp.int32, {math.prod(shape)}).reshape({tuple(shape)!r})"
+    return f"{numbers} + {int(start)}" if start else numbers
+
+
+def _counted(shape, start) -> np.ndarray:
+    """The model's `_counting`."""
+    return np.arange(math.prod(shape), dtype=np.int64).reshape(shape) + start
+
+
 @dataclass(frozen=True)
 class Iota:
     """An array constant: ``start, start + 1, ...`` in C order, of ``dtype``
@@ -32,19 +45,15 @@ class Iota:
     tag: ClassVar[str] = "iota"
 
     def source(self, e) -> str:
-        # Computed in the kernel: a NumPy constant would be a captured
-        # constant, which pallas_call refuses ("pass them as inputs").
         from fuzz.emit import dtype_source
-        numbers = (f"jax.lax.iota(jnp.int32, {math.prod(self.shape)})"
-                   f".reshape({tuple(self.shape)!r})")
-        numbers += f" + {int(self.start)}" if self.start else ""
+        numbers = _counting(self.shape, self.start)
         if self.dtype == "bool":
             return f"({numbers}) % 2 == 1"
         return f"({numbers}).astype({dtype_source(self.dtype)})"
 
     def array(self) -> np.ndarray:
         from fuzz.model import dtype
-        numbers = np.arange(math.prod(self.shape), dtype=np.int64).reshape(self.shape) + self.start
+        numbers = _counted(self.shape, self.start)
         return numbers % 2 == 1 if self.dtype == "bool" else numbers.astype(dtype(self.dtype))
 
 
@@ -72,15 +81,16 @@ class Mask:
     invert: bool = False
     tag: ClassVar[str] = "mask"
 
+    def __post_init__(self):
+        if not (isinstance(self.period, int) and self.period >= 1):
+            raise ir.IRError(f"mask period {self.period!r} must be an int >= 1")
+
     def source(self, e) -> str:
-        lanes = (f"jax.lax.iota(jnp.int32, {math.prod(self.shape)})"
-                 f".reshape({tuple(self.shape)!r})")
-        lanes += f" + {int(self.phase)}" if self.phase else ""
+        lanes = _counting(self.shape, self.phase)
         return f"({lanes}) % {int(self.period)} {'!=' if self.invert else '=='} 0"
 
     def array(self) -> np.ndarray:
-        lanes = np.arange(math.prod(self.shape), dtype=np.int64).reshape(self.shape)
-        return ((lanes + self.phase) % self.period == 0) != self.invert
+        return (_counted(self.shape, self.phase) % self.period == 0) != self.invert
 
     def simpler(self):
         if self.invert:
