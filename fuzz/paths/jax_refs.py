@@ -32,10 +32,15 @@ def not_applicable(case: ir.Case) -> str | None:
     return None
 
 
-def harness(case: ir.Case) -> str:
+def arguments(case: ir.Case) -> dict[str, str]:
+    """The program's parameters for the refs' initial contents, and those contents."""
     refs = paths.unscoped(case)
-    return _HARNESS.format(params=", ".join(f"x{i}" for i in refs),
-                           inputs="".join(f"{paths.initial_source(case, i)}, " for i in refs))
+    return {"params": ", ".join(f"x{i}" for i in refs),
+            "inputs": "".join(f"{paths.initial_source(case, i)}, " for i in refs)}
+
+
+def harness(case: ir.Case) -> str:
+    return _HARNESS.format(**arguments(case))
 
 
 def results(case: ir.Case) -> list[tuple[str, paths.Aval]]:

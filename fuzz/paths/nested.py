@@ -43,10 +43,8 @@ def not_applicable(case: ir.Case) -> str | None:
 
 
 def harness(case: ir.Case) -> str:
-    refs = paths.unscoped(case)
     barrier = any(p.name == "optimization_barrier" for p in compat.discharge_rules())
-    return _HARNESS.format(params=", ".join(f"x{i}" for i in refs),
-                           inputs="".join(f"{paths.initial_source(case, i)}, " for i in refs),
+    return _HARNESS.format(**jax_refs.arguments(case),
                            barrier="jax.lax.optimization_barrier(" if barrier else "",
                            end=")" if barrier else "")
 
