@@ -122,6 +122,12 @@ def _ellipsis_between_advanced_indices(case: ir.Case, k: int) -> bool:
     return False
 
 
+def _masked_store_with_dynamic_index_under_x64(case: ir.Case, k: int) -> bool:
+    stmt = case.body[k]
+    return case.x64 and isinstance(stmt, MaskedStore) and any(
+        i.dynamic for t in stmt.view.transforms if isinstance(t, ir.At) for i in ir.walk(t, ir.Int))
+
+
 def _masked_load_mask_wider(case: ir.Case, k: int) -> bool:
     """A masked load whose mask broadcasts with the view's shape, not to it."""
     stmt = case.body[k]
@@ -145,7 +151,7 @@ def _masked_store_mask_of_another_shape(case: ir.Case, k: int) -> bool:
 _WRONG_SHAPE_DOWNSTREAM = (
     r"(TypeError|ValueError): (broadcast_in_dim (broadcast_dimensions must have length|"
     r"operand dimension sizes must either be 1)|length of padding_config must equal|"
-    r"slice slice_sizes must be less than or equal to operand shape|"
+    r"slice (slice_sizes|limit_indices) must be less than or equal to operand shape|"
     r"slice start_indices must have length equal|Length of slice indices must match|"
     r"Cannot broadcast to shape with fewer dimensions|lax\.dynamic_update_slice|"
     r"dynamic_update_slice update|Cannot lower jaxpr with verifier errors)")
@@ -408,4 +414,18 @@ KNOWN_FINDINGS: tuple[KnownFinding, ...] = (
         example=ir.Case((ir.Ref("int32", ()),), (AddUpdate(
             ir.View(0, (ir.Reshape((1,)),)), Iota("int32", (1,))),), paths=("abstract",)),
         jax_versions=((0, 10),)),
+    KnownFinding(
+        "masked-store-slice-and-dynamic-index-under-x64",
+        "under jax.enable_x64, pltpu.store(x.at[:, i], v) with i a traced "
+        "int32 fails in discharge ('index arguments to dynamic_slice must be "
+        "integers of the same type, got: int64, int32'): the slice's start "
+        "becomes an int64 constant beside the int32 index; pltpu.load of the "
+        "same view and x.at[:, i][...] = v work",
+        symptoms=(("valid-runs", r"TypeError: index arguments to dynamic_slice must be integers "
+                                 r"of the same type, got: int64, int32"),),
+        trigger=_masked_store_with_dynamic_index_under_x64,
+        example=ir.Case((ir.Ref("float32", (1, 3)),), (MaskedStore(ir.View(0, (ir.At((
+            ir.Slice(), ir.Int(0, True))),)), Iota("float32", (1,))),), paths=("jax_refs",),
+            x64=True),
+        jax_versions=((0, 10), (0, 12))),
 )
