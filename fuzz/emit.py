@@ -5,17 +5,20 @@ same text, so the program that ran and the reproducer's program are one and
 the same. Each statement writes its own line (its op's ``source``); this
 module only writes the frame around them and the operands they share.
 
-The kernel's signature is ``kernel(dyn, out, *refs)``: ``dyn`` holds the
-dynamic operands, ``out`` receives the semaphore reads, ``refs`` are the
+The kernel's signature is ``kernel(dyn, out, *refs, *exits)``: ``dyn`` holds
+the dynamic operands, ``out`` receives the semaphore reads, ``refs`` are the
 non-scoped refs in declaration order; scoped ones are allocated inside with
-``pl.run_scoped``.
+``pl.run_scoped``. A scoped data ref starts from the model's initial pattern
+(scratch has no defined contents until written) and is copied into its exit
+ref ``e<i>`` as its scope ends, so its final contents can be compared.
 """
 from __future__ import annotations
 
 import collections
 import itertools
+import math
 
-from fuzz import ir
+from fuzz import ir, model
 
 # Imports a kernel's source may use.
 IMPORTS = """\
@@ -38,7 +41,27 @@ def allocation_source(ref: ir.Ref) -> str:
     shape = repr(tuple(int(d) for d in ref.shape))
     if ref.is_semaphore:
         return f"pltpu.SemaphoreType.{ref.kind.upper()}({shape})"
-    return f"pltpu.VMEM({shape}, {dtype_source(ref.kind)})"
+    return f"{memory_space_source(ref)}({shape}, {dtype_source(ref.kind)})"
+
+
+def memory_space_source(ref: ir.Ref) -> str:
+    return f"pltpu.{(ref.memory_space or 'vmem').upper()}"
+
+
+def pattern_source(ref: ir.Ref) -> str:
+    """`fuzz.model.initial`'s pattern for data ref ``ref``, computed with
+    ``lax.iota`` (a NumPy constant inside a kernel would be a captured
+    constant, which pallas_call refuses)."""
+    shape = tuple(int(d) for d in ref.shape)
+    pattern = f"jax.lax.iota(jnp.int32, {math.prod(shape)}).reshape({shape!r}) % 7 + 1"
+    if ref.kind == "bool":
+        return f"({pattern}) % 2 == 1"
+    return f"({pattern}).astype({dtype_source(ref.kind)})"
+
+
+def exits(case: ir.Case) -> list[int]:
+    """Scoped data refs: the kernel copies each into a ref it is passed."""
+    return [i for i, r in enumerate(case.refs) if r.scoped and i in model.data_refs(case)]
 
 
 def dtype_source(kind: str) -> str:
@@ -131,11 +154,12 @@ def kernel_lines(case: ir.Case) -> tuple[list[str], dict[int, int]]:
     """The kernel's source lines, and which statement each line (1-based) is."""
     unscoped = [f"r{i}" for i, r in enumerate(case.refs) if not r.scoped]
     scoped = [i for i, r in enumerate(case.refs) if r.scoped]
-    lines = [f"def kernel({', '.join(['dyn', 'out', *unscoped])}):"]
+    lines = [f"def kernel({', '.join(['dyn', 'out', *unscoped, *(f'e{i}' for i in exits(case))])}):"]
     indent = "    "
     if scoped:
         lines.append(f"    def body({', '.join(f'r{i}' for i in scoped)}):")
         indent = "        "
+        lines += [f"{indent}r{i}[...] = {pattern_source(case.refs[i])}" for i in exits(case)]
     e, where = Source(case), {}
     for n, stmt in enumerate(case.body):
         e.n = n
@@ -144,6 +168,7 @@ def kernel_lines(case: ir.Case) -> tuple[list[str], dict[int, int]]:
             where[len(lines)] = n
     if not case.body:
         lines.append(indent + "pass")
+    lines += [f"{indent}e{i}[...] = r{i}[...]" for i in exits(case)]
     if scoped:
         allocs = ", ".join(allocation_source(case.refs[i]) for i in scoped)
         lines.append(f"    pl.run_scoped(body, {allocs})")

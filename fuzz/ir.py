@@ -22,7 +22,9 @@ from typing import ClassVar, Union
 import numpy as np
 
 # 2: `Case.semaphores` became `Case.refs` (data refs joined); see serialize.
-SCHEMA_VERSION = 2
+# 3: a ref declares its memory space and whether its pallas_call output
+# aliases its input (older files get the defaults).
+SCHEMA_VERSION = 3
 
 # pltpu.SemaphoreType members.
 SEMAPHORE_TYPES = ("regular", "dma", "barrier")
@@ -38,6 +40,9 @@ KINDS = SEMAPHORE_TYPES + DATA_DTYPES + X64_DTYPES
 # Dtypes a bitcast transform may name.
 BITCAST_DTYPES = ("int8", "uint8", "int16", "uint16", "float16", "bfloat16",
                   "int32", "uint32", "float32")
+# Where a data ref lives in a Pallas kernel (None: the default, VMEM); ANY
+# (HBM) is left to DMA programs, since a kernel may not load from it directly.
+MEMORY_SPACES = ("vmem", "smem")
 PATHS = ("abstract", "run_state", "jax_refs", "nested", "pallas_call", "tpu_interpret")
 # Semaphores are int16 in interpret mode, whatever their kind.
 SEMAPHORE_BITS = 16
@@ -200,10 +205,15 @@ class Ref:
     """A ref the kernel works on: a semaphore array (``kind`` a semaphore type)
     or a data array (``kind`` its dtype; an int16 array also stands in for a
     semaphore, as interpret mode does). ``scoped`` allocates it with
-    ``pl.run_scoped`` inside the kernel instead of as a ``pallas_call`` operand."""
+    ``pl.run_scoped`` inside the kernel instead of as a ``pallas_call`` operand.
+    A data ref also says where it lives (``memory_space``, one of
+    `MEMORY_SPACES`, None for the default) and, as a ``pallas_call`` operand,
+    whether its output aliases its input (``input_output_aliases``)."""
     kind: str
     shape: tuple[int, ...]
     scoped: bool = False
+    memory_space: str | None = None
+    aliased: bool = False
 
     @property
     def is_semaphore(self) -> bool:
@@ -387,6 +397,11 @@ def check_case(case: Case) -> None:
             raise IRError(f"ref kind {r.kind!r} needs a case with x64 set")
         if not all(isinstance(d, int) and d >= 0 for d in r.shape):
             raise IRError(f"ref shape {r.shape!r} must be non-negative ints")
+        if r.memory_space is not None and (r.is_semaphore or r.memory_space not in MEMORY_SPACES):
+            raise IRError(f"memory space {r.memory_space!r}: a data ref's is one of "
+                          f"{MEMORY_SPACES} (or none)")
+        if r.aliased and (r.is_semaphore or r.scoped):
+            raise IRError("only an operand data ref (not a semaphore, not scoped) is aliased")
     for p in case.paths:
         if p not in PATHS:
             raise IRError(f"path {p!r} not in {PATHS}")

@@ -60,7 +60,7 @@ def cost(case: ir.Case) -> tuple:
             sum(len(r.shape) for r in case.refs),
             sum(d for r in case.refs for d in r.shape),
             sum(i.dynamic for i in ints),
-            sum(r.scoped for r in case.refs),
+            sum(r.scoped + r.aliased + (r.memory_space is not None) for r in case.refs),
             sum(s.complexity() for s in case.body),
             sum(r.kind != "int16" for r in case.refs) + case.x64,
             sum(abs(v) for i in ints for v in (i.values if isinstance(i, ir.IntArray) else (i.value,))))
@@ -176,6 +176,10 @@ def _simpler_refs(case):
 def _simpler_ref(ref: ir.Ref):
     if ref.scoped:
         yield replace(ref, scoped=False)
+    if ref.aliased:
+        yield replace(ref, aliased=False)
+    if ref.memory_space is not None:
+        yield replace(ref, memory_space=None)
     if ref.kind != "int16":
         yield replace(ref, kind="int16")
     shape = ref.shape

@@ -49,7 +49,7 @@ def from_data(data) -> ir.Case:
     if not isinstance(data, dict):
         raise CaseFormatError(f"a case is a JSON object, got {type(data).__name__}")
     schema = data.get("schema")
-    if schema in _MIGRATIONS:
+    while schema in _MIGRATIONS:
         data = _MIGRATIONS[schema](data)
         schema = data["schema"]
     if schema != ir.SCHEMA_VERSION:
@@ -70,8 +70,13 @@ def _from_1(data: dict) -> dict:
     return data
 
 
+def _from_2(data: dict) -> dict:
+    """Schema 3 added ref fields with defaults (memory space, aliasing)."""
+    return dict(data, schema=3)
+
+
 # Old schema version -> the function that lifts a case one version up.
-_MIGRATIONS = {1: _from_1}
+_MIGRATIONS = {1: _from_1, 2: _from_2}
 
 
 def _decode_record(cls, d, where):

@@ -49,31 +49,45 @@ def statements(draw, refs, *, dynamic=True, max_chain=3, kinds=TRANSFORM_KINDS, 
     return draw(st.one_of(candidates))
 
 
-def data_refs(dtypes=ir.DATA_DTYPES) -> st.SearchStrategy[ir.Ref]:
+def data_refs(dtypes=ir.DATA_DTYPES, *, memory_spaces=(None, *ir.MEMORY_SPACES),
+              scoped=True, aliased=True) -> st.SearchStrategy[ir.Ref]:
     """Data ref declarations: any of ``dtypes``, 0-D to 4-D, zero-size
-    dimensions included. Shrinks towards a scalar int8 ref.
+    dimensions included, in one of ``memory_spaces``; one in four allocated
+    with ``pl.run_scoped`` (where ``scoped``; the paths outside kernels
+    cannot take it), and an operand's output aliased to its input in one of
+    four (where ``aliased``). Shrinks towards a scalar operand ref of the
+    first dtype.
 
     >>> data_refs(dtypes=("float32",)).example()
-    Ref(kind='float32', shape=(2, 1), scoped=False)
+    Ref(kind='float32', shape=(2, 1), scoped=False, memory_space='smem', aliased=False)
     """
     known = ir.DATA_DTYPES + ir.X64_DTYPES
     if not dtypes or (bad := [d for d in dtypes if d not in known]):
         raise InvalidArgument(f"dtypes must be a non-empty subset of {known}")
-    return st.builds(ir.Ref, st.sampled_from(tuple(dtypes)),
-                     semaphore_shapes(max_dims=4, max_side=4))
+    if not memory_spaces or (bad := [m for m in memory_spaces
+                                     if m not in (None, *ir.MEMORY_SPACES)]):
+        raise InvalidArgument(f"memory_spaces {bad or '()'} must be a non-empty subset of "
+                              f"{(None, *ir.MEMORY_SPACES)}")
+    one_in_four = st.sampled_from((False, False, False, True))
+    where = st.tuples(one_in_four if scoped else st.just(False),
+                      one_in_four if aliased else st.just(False)).map(
+        lambda sa: (sa[0], sa[1] and not sa[0]))
+    return st.builds(lambda kind, shape, space, sa: ir.Ref(kind, shape, sa[0], space, sa[1]),
+                     st.sampled_from(tuple(dtypes)), semaphore_shapes(max_dims=4, max_side=4),
+                     st.sampled_from(tuple(memory_spaces)), where)
 
 
 def balance(body) -> tuple[ir.Statement, ...]:
-    """Statements that bring back to 0 every count ``body`` changes: a signal
-    undoing each decrementing wait, then a wait draining each signal
-    (negative amounts first, so that none of them blocks).
+    """Statements that bring back to 0 every count ``body`` changes by a
+    static amount: a signal undoing each decrementing wait, then a wait
+    draining each signal (negative amounts first, so that none of them blocks).
 
     >>> at0 = ir.View(0, (ir.At((ir.Int(0),)),))
     >>> balance((Signal(at0, ir.Int(2)),))
     (Wait(view=View(ref=0, transforms=(At(indices=(Int(value=0, dynamic=False),)),)), value=Int(value=2, dynamic=False), decrement=True),)
     """
     undo = [Signal(s.view, s.value) for s in body if isinstance(s, Wait) and s.decrement]
-    signals = sorted((s for s in body if isinstance(s, Signal)),
+    signals = sorted((s for s in body if isinstance(s, Signal) and isinstance(s.inc, ir.Int)),
                      key=lambda s: s.inc.value >= 0)
     return (*undo, *(Wait(s.view, s.inc) for s in signals))
 
@@ -105,13 +119,17 @@ def _check_sizes(**sizes):
 def programs(draw, *, kinds=ir.SEMAPHORE_KINDS, shapes=None, max_semaphores=3,
              data_dtypes=ir.DATA_DTYPES, max_data_refs=2,
              max_statements=6, max_chain=3, transforms=TRANSFORM_KINDS, dynamic=True,
-             paths=ir.PATHS, endings=ENDINGS, ops=None, x64=True):
+             paths=ir.PATHS, endings=ENDINGS, ops=None, x64=True,
+             memory_spaces=(None, *ir.MEMORY_SPACES), scoped=True):
     """Valid programs over semaphores (of ``kinds``) and data refs (of
     ``data_dtypes``; none without): semaphore statements on ()-shaped views,
     data statements on views of any shape, values of the right shape and
     dtype, every index in bounds, of the statement kinds ``ops`` (default:
     every registered one). With ``x64``, a case may run under
-    ``jax.enable_x64`` and then also have int64 and float64 refs. Shrinks
+    ``jax.enable_x64`` and then also have int64 and float64 refs. Data refs
+    live in one of ``memory_spaces`` (None: the default), some allocated
+    with ``pl.run_scoped`` (where ``scoped``: only kernels can run them) and
+    some aliased (see `data_refs`). Shrinks
     towards one scalar semaphore and few, short statements.
 
     >>> programs(kinds=("int16",), data_dtypes=(), max_statements=2).example()
@@ -150,7 +168,8 @@ def programs(draw, *, kinds=ir.SEMAPHORE_KINDS, shapes=None, max_semaphores=3,
     mix = draw(st.sampled_from(mixes))
     sems = (draw(first), *draw(st.lists(decls(shapes=shapes), max_size=max_semaphores - 1))
             ) if mix != "data" else ()
-    data = tuple(draw(st.lists(data_refs(data_dtypes), min_size=1,
+    data = tuple(draw(st.lists(data_refs(data_dtypes, memory_spaces=memory_spaces,
+                                         scoped=scoped), min_size=1,
                                max_size=max_data_refs))) if mix != "semaphores" else ()
     refs = sems + data
     # Semaphore ops use the semaphores, data ops the data refs: a ref is one

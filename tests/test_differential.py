@@ -8,7 +8,7 @@ import jax.numpy as jnp
 import pytest
 from hypothesis import strategies as st
 
-from fuzz import compat, oracles, unsupported
+from fuzz import compat, ir, oracles, unsupported
 from fuzz.ops.semaphore import Read, Signal
 from jax._src.pallas import hlo_interpreter
 from jax._src.state import discharge as state_discharge
@@ -161,7 +161,8 @@ def test_vmap_stack_catches_a_batching_rule_that_mixes_up_batch_elements(plant):
     # vmap-stack applies to kernels that end with every count at 0; batch
     # elements differ only where a read comes after a dynamic amount.
     def read_after_dynamic_signal(case):
-        firsts = [n for n, s in enumerate(case.body) if isinstance(s, Signal) and s.inc.dynamic]
+        firsts = [n for n, s in enumerate(case.body)
+                  if isinstance(s, Signal) and isinstance(s.inc, ir.Int) and s.inc.dynamic]
         return bool(firsts) and any(isinstance(s, Read) for s in case.body[firsts[0]:])
     balanced = programs(kinds=("int16",), data_dtypes=(), shapes=st.just(()), max_semaphores=1, max_statements=4,
                         paths=("pallas_call",), endings=("balanced",))

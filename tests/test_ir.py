@@ -88,6 +88,20 @@ def test_ir_rejects_malformed_cases():
         ir.Case((ir.Ref("int16", ()),), (), paths=("gpu",))
     with pytest.raises(ir.IRError, match="bitcast dtype"):
         ir.Case((ir.Ref("int16", ()),), (Read(ir.View(0, (ir.Bitcast("os.system"),))),))
+    with pytest.raises(ir.IRError, match="memory space"):
+        ir.Case((ir.Ref("regular", (), memory_space="smem"),), ())
+    with pytest.raises(ir.IRError, match="memory space"):
+        ir.Case((ir.Ref("int8", (), memory_space="hbm"),), ())
+    with pytest.raises(ir.IRError, match="aliased"):
+        ir.Case((ir.Ref("int8", (), scoped=True, aliased=True),), ())
+
+
+def test_schema_2_cases_load_with_default_memory_space_and_no_aliasing():
+    data = serialize.to_data(SAMPLE)
+    data["schema"] = 2
+    for ref in data["refs"]:
+        del ref["memory_space"], ref["aliased"]
+    assert serialize.from_data(data) == SAMPLE
 
 
 def test_view_shapes_follow_numpy():

@@ -3,11 +3,13 @@ bugs in JAX's rules for it, each caught by its oracle and shrunk."""
 import jax
 import jax.numpy as jnp
 import numpy as np
-from hypothesis import strategies as st
+import pytest
+from hypothesis import given, settings, strategies as st
 
 from fuzz import compat, ir, model, oracles
 from fuzz.ops.ref import AddUpdate, Get, MaskedLoad, MaskedStore, Swap
 from fuzz.ops.ref.common import Iota, Mask, Scalar
+from fuzz import emit, paths
 from jax._src.pallas import primitives as pallas_primitives
 from jax._src.state import primitives as state_primitives
 from strategies import invalid_programs, programs
@@ -15,10 +17,12 @@ from strategies.programs import data_refs, statements
 from hunting import hunt, rule_returning
 
 
-def _data(*paths, dtypes=("int8", "int32", "float32", "bool"), ops=None):
-    """Data-ref programs only (no semaphores), run only on ``paths``."""
+def _data(*paths, dtypes=("int8", "int32", "float32", "bool"), ops=None, **options):
+    """Data-ref programs only (no semaphores), run only on ``paths`` (scoped
+    refs only where a kernel path is among them)."""
+    kernels = not set(paths) <= {"run_state", "jax_refs", "nested"}
     return programs(max_semaphores=0, data_dtypes=dtypes, max_statements=4, paths=paths,
-                    ops=ops, x64=False)
+                    ops=ops, x64=False, scoped=kernels, **options)
 
 
 def _hunt(cls, names, strategy, primitive=None):
@@ -63,7 +67,8 @@ def test_strict_oracle_catches_a_swap_rule_changing_the_dtype(plant):
 def test_model_catches_a_swap_landing_on_the_next_element(plant):
     swap_p = state_primitives.swap_p
     plant(compat.discharge_rules(), swap_p, rule_returning(swap_p, _rolled))
-    f = _hunt(oracles.ModelMismatch, ("model-vs-path",), _data("run_state"), "swap")
+    f = _hunt(oracles.ModelMismatch, ("model-vs-path",), _data("run_state", ops=(Get, Swap)),
+              "swap")
     assert "expected (model)" in str(f)
     assert any(len(r.shape) >= 1 and np.prod(r.shape) >= 2 for r in f.case.refs)
 
@@ -175,9 +180,11 @@ def test_partial_discharge_catches_a_rule_that_goes_wrong_when_a_ref_is_kept(pla
             rules[addupdate_p] = real_rule
     plant(state_discharge, "discharge_state", discharge_state)
     # Without masked stores, whose real discharge breaks partial discharge
-    # (known: masked-swap-returns-transformed-ref) before the planted rule does.
+    # (known: masked-swap-returns-transformed-ref) before the planted rule does;
+    # in the default memory space, as the plant's arithmetic takes no other.
     f = _hunt(oracles.PartialDischargeMismatch, ("partial-discharge",),
-              _data("abstract", dtypes=("int32",), ops=(Get, Swap, AddUpdate)))
+              _data("abstract", dtypes=("int32",), ops=(Get, Swap, AddUpdate),
+                    memory_spaces=(None,)))
     assert "differs between full and partial discharge" in f.message
     assert any(isinstance(s, AddUpdate) for s in f.case.body)
 
@@ -257,6 +264,25 @@ def test_a_semaphore_count_flows_into_a_data_ref():
     assert next(o for o in report.outcomes if o.path == "pallas_call").state[1] == [1, 2, 5]
 
 
+def test_a_data_value_and_a_dyn_operand_flow_into_a_count_and_a_data_ref():
+    from fuzz.ops.ref.common import Fill
+    from fuzz.ops.semaphore import Read, Signal, Wait
+    at = lambda r, i: ir.View(r, (ir.At((ir.Int(i),)),))
+    case = ir.Case((ir.Ref("regular", (2,)), ir.Ref("int32", (3,))), (
+        Get(at(1, 2)), Signal(at(0, 1), ir.Result(0)), Read(at(0, 1)),
+        Swap(at(1, 0), Fill(ir.Int(-4, True))), Swap(ir.View(1, (ir.At((ir.Slice(1, 3),)),)),
+                                                   Fill(ir.Int(6, True), (2,))),
+        Wait(at(0, 1), ir.Int(3))))
+    assert "pl.semaphore_signal(r0.at[1], v0)" in emit.kernel_source(case)
+    meaning = model.evaluate(case)
+    assert meaning.reads == (3,) and meaning.state[1] == [-4, 6, 6]
+    report = oracles.check(case)
+    assert not report.failures, report.failures
+    assert next(o for o in report.outcomes if o.path == "pallas_call").reads == (3,)
+    with pytest.raises(ir.IRError, match="not an int32 scalar"):
+        ir.Case(case.refs, (Get(ir.View(1)), Signal(at(0, 1), ir.Result(0))))
+
+
 def test_x64_cases_hold_64_bit_refs_only_with_the_flag():
     import pytest
     ref = ir.Ref("int64", (2,))
@@ -283,3 +309,50 @@ def test_a_mask_period_below_one_is_a_format_error_not_a_crash():
     text = serialize.dumps(case).replace('"period": 2', '"period": 0')
     with pytest.raises(serialize.CaseFormatError, match="mask period 0"):
         serialize.loads(text)
+
+
+def _declared(case):
+    return [r for r in case.refs if r.scoped or r.aliased or r.memory_space]
+
+
+def test_scoped_aliased_and_smem_data_refs_reach_the_results_and_match_the_model():
+    at = lambda *i: ir.View(0 if len(i) == 2 else 1, (ir.At(tuple(ir.Int(k) for k in i)),))
+    case = ir.Case((ir.Ref("int32", (2, 3), memory_space="smem", aliased=True),
+                    ir.Ref("float32", (3,), scoped=True, memory_space="smem")),
+                   (Get(at(1, 2)), Swap(at(1), Iota("float32", (), 4)), Swap(at(0, 0), ir.Result(0))))
+    assert paths.not_applicable(case, "run_state") and paths.not_applicable(case, "jax_refs")
+    program = paths.program(case, "pallas_call")[0]
+    assert "input_output_aliases={1: 1}" in program and "pltpu.SMEM((3,), jnp.float32)" in program
+    report = oracles.check(case)
+    assert not report.failures, report.failures
+    want = model.evaluate(case).state
+    for path in ("pallas_call", "tpu_interpret"):
+        state = paths.run(case, path).state
+        assert state == {0: want[0], 1: want[1]}, (path, state)
+
+
+def test_programs_draw_scoped_aliased_and_memory_spaced_data_refs():
+    drawn = []
+
+    @given(data_refs(("int8",)))
+    @settings(max_examples=200, database=None)
+    def collect(ref):
+        drawn.append(ref)
+    collect()
+    assert {r.memory_space for r in drawn} == {None, "vmem", "smem"}
+    assert any(r.scoped for r in drawn) and any(r.aliased for r in drawn)
+    assert not any(r.scoped and r.aliased for r in drawn)
+
+
+def test_model_catches_run_scoped_discharge_losing_the_updates_of_closed_over_refs(plant):
+    run_scoped_p = pallas_primitives.run_scoped_p
+
+    def lost(call, in_avals, values, params):
+        new_invals, outs = call()
+        return [None] * len(new_invals), outs
+    plant(compat.discharge_rules(), run_scoped_p,
+          compat.wrap_rule(compat.discharge_rules()[run_scoped_p], lost))
+    f = _hunt(oracles.ModelMismatch, ("model-vs-path",),
+              _data("pallas_call").filter(lambda c: any(r.scoped for r in c.refs)))
+    assert f.path == "pallas_call"
+    assert any(r.scoped for r in f.case.refs)

@@ -59,15 +59,16 @@ def test_bitcast_occurs_in_invalid_programs():
 
 
 @pytest.mark.parametrize("wanted", [
-    lambda s: isinstance(s, Signal) and not s.inc.dynamic,
-    lambda s: isinstance(s, Signal) and s.inc.dynamic,
-    lambda s: isinstance(s, Signal) and s.inc.value > 2**15,
+    lambda s: isinstance(s, Signal) and isinstance(s.inc, ir.Int) and not s.inc.dynamic,
+    lambda s: isinstance(s, Signal) and isinstance(s.inc, ir.Int) and s.inc.dynamic,
+    lambda s: isinstance(s, Signal) and isinstance(s.inc, ir.Int) and s.inc.value > 2**15,
+    lambda s: isinstance(s, Signal) and isinstance(s.inc, ir.Result),
     lambda s: isinstance(s, Wait) and s.value.dynamic,
     lambda s: isinstance(s, Wait) and not s.value.dynamic,
     lambda s: isinstance(s, Wait) and s.decrement,
     lambda s: isinstance(s, Wait) and not s.decrement,
     lambda s: isinstance(s, Read),
-], ids=["signal_static", "signal_dynamic", "signal_large", "wait_dynamic", "wait_static",
+], ids=["signal_static", "signal_dynamic", "signal_large", "signal_by_value", "wait_dynamic", "wait_static",
         "wait_decrement", "wait_no_decrement", "read"])
 def test_every_parameter_value_kind_occurs(wanted):
     _find(programs(), lambda c: any(wanted(s) for s in c.body))

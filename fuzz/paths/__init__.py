@@ -87,6 +87,12 @@ def unscoped(case: ir.Case) -> list[int]:
     return [i for i, r in enumerate(case.refs) if not r.scoped]
 
 
+def kernel_refs(case: ir.Case) -> list[int]:
+    """The refs whose final contents the kernel's ref parameters hold, in
+    order: the unscoped refs, then the scoped data refs' exits (`emit.exits`)."""
+    return [*unscoped(case), *emit.exits(case)]
+
+
 def physical_dtype(ref: ir.Ref) -> str:
     """Semaphores are int16 arrays once discharged, as interpret mode does."""
     return "int16" if ref.is_semaphore else ref.kind
@@ -100,10 +106,9 @@ def out_len(case: ir.Case) -> int:
     return max(case.num_reads, 1)
 
 
-def physical_avals(case: ir.Case) -> tuple[Aval, ...]:
-    """The avals of ``dyn``, ``out`` and each unscoped ref, as discharged."""
-    return (((len(dyn(case)),), "int32"), ((out_len(case),), "int32"),
-            *[(tuple(case.refs[i].shape), physical_dtype(case.refs[i])) for i in unscoped(case)])
+def frame_results(case: ir.Case) -> list[tuple[str, Aval]]:
+    """(name, aval) of ``dyn`` and ``out`` as a path that returns them has them."""
+    return [("dyn", ((len(dyn(case)),), "int32")), ("out", ((out_len(case),), "int32"))]
 
 
 def ref_results(case: ir.Case, refs) -> list[tuple[str, Aval]]:
@@ -119,13 +124,10 @@ def padded_reads(meaning) -> list[int]:
 def initial_source(case: ir.Case, i: int) -> str:
     """Ref ``i``'s initial contents as source: the `model.initial` pattern."""
     ref = case.refs[i]
-    shape = tuple(int(d) for d in ref.shape)
     if i not in model.data_refs(case):
+        shape = tuple(int(d) for d in ref.shape)
         return f"jnp.zeros({shape!r}, {emit.dtype_source(physical_dtype(ref))})"
-    pattern = f"np.arange({int(np.prod(shape, dtype=np.int64))}).reshape({shape!r}) % 7 + 1"
-    if ref.kind == "bool":
-        return f"jnp.asarray(({pattern}) % 2 == 1)"
-    return f"jnp.asarray({pattern}, {emit.dtype_source(ref.kind)})"
+    return emit.pattern_source(ref)
 
 
 HEADER = '''\

@@ -51,17 +51,18 @@ def not_applicable(case: ir.Case) -> str | None:
 def _ref_aval(ref: ir.Ref) -> str:
     if ref.is_semaphore:
         return f"{emit.allocation_source(ref)}.get_ref_aval()"
-    return f"AbstractRef(core.ShapedArray({tuple(ref.shape)!r}, {emit.dtype_source(ref.kind)}))"
+    space = f", {emit.memory_space_source(ref)}" if ref.memory_space else ""
+    return (f"AbstractRef(core.ShapedArray({tuple(ref.shape)!r}, "
+            f"{emit.dtype_source(ref.kind)}){space})")
 
 
 def harness(case: ir.Case) -> str:
     return _HARNESS.format(ref_avals=", ".join(
-        _ref_aval(case.refs[i]) for i in paths.unscoped(case)))
+        _ref_aval(case.refs[i]) for i in paths.kernel_refs(case)))
 
 
 def results(case: ir.Case) -> list[tuple[str, paths.Aval]]:
-    return list(zip(("dyn", "out"), paths.physical_avals(case))) + paths.ref_results(
-        case, paths.unscoped(case))
+    return paths.frame_results(case) + paths.ref_results(case, paths.kernel_refs(case))
 
 
 def model_results(case: ir.Case, meaning) -> list | None:

@@ -27,8 +27,7 @@ def harness(case: ir.Case) -> str:
 
 
 def results(case: ir.Case) -> list[tuple[str, paths.Aval]]:
-    return list(zip(("dyn", "out"), paths.physical_avals(case))) + paths.ref_results(
-        case, paths.unscoped(case))
+    return paths.frame_results(case) + paths.ref_results(case, paths.unscoped(case))
 
 
 def model_results(case: ir.Case, meaning) -> list | None:

@@ -67,7 +67,25 @@ class Scalar:
         return repr(self.value)
 
 
-Value = Union[Iota, Scalar, ir.Result]
+@dataclass(frozen=True)
+class Fill:
+    """An int32 array of ``shape`` filled with one integer operand: read from
+    ``dyn`` when dynamic (data that enters the kernel through a ref), else
+    a constant."""
+    operand: ir.Int
+    shape: tuple[int, ...] = ()
+    tag: ClassVar[str] = "fill"
+
+    def source(self, e) -> str:
+        x = e.operand(self.operand)
+        return f"jnp.full({tuple(self.shape)!r}, {x}, jnp.int32)" if self.shape or not \
+            self.operand.dynamic else x
+
+    def array(self) -> np.ndarray:
+        return np.full(self.shape, self.operand.value, np.int32)
+
+
+Value = Union[Iota, Scalar, ir.Result, Fill]
 
 
 @dataclass(frozen=True)
@@ -187,10 +205,10 @@ def stores_twice(refs, view: ir.View) -> bool:
 def value_mistakes(case, view, value) -> set[str]:
     """What is wrong with storing ``value`` to ``view`` (shape, dtype)."""
     kind, shape = case.refs[view.ref].kind, ir.view_shape(case, view)
-    if isinstance(value, (Iota, ir.Result)):
+    if isinstance(value, (Iota, ir.Result, Fill)):
         try:
-            got_shape, got_kind = ((value.shape, value.dtype) if isinstance(value, Iota)
-                                   else produced(case, value.stmt))
+            got_shape, got_kind = (produced(case, value.stmt) if isinstance(value, ir.Result)
+                                   else (value.shape, getattr(value, "dtype", "int32")))
         except ir.IRError:
             return set()   # the statement it names makes its own mistake
         found = set() if got_shape == shape else {"value_shape"}
@@ -241,8 +259,9 @@ def views_and_values(refs, body, *, among, dynamic, max_chain, transforms, last_
 
 def values(refs, view: ir.View, earlier) -> st.SearchStrategy:
     """Values a store to ``view`` takes: an array constant of the view's shape
-    and the ref's dtype, a Python scalar for a ()-shaped view, or the value
-    of an ``earlier`` statement ((number, shape, dtype) triples) that fits."""
+    and the ref's dtype, a Python scalar for a ()-shaped view, the value of an
+    ``earlier`` statement ((number, shape, dtype) triples) that fits, or for
+    an int32 ref an operand from ``dyn`` (`Fill`)."""
     kind, shape = refs[view.ref].kind, ir.view_shape(refs, view)
     options = [st.builds(Iota, st.just(kind), st.just(shape), st.integers(0, 20))]
     if shape == ():
@@ -252,6 +271,9 @@ def values(refs, view: ir.View, earlier) -> st.SearchStrategy:
     fits = [n for n, s, d in earlier if s == shape and d == kind]
     if fits:
         options.append(st.sampled_from(fits).map(ir.Result))
+    if kind == "int32":
+        options.append(st.builds(Fill, st.builds(ir.Int, st.integers(-20, 20), st.booleans()),
+                                 st.just(shape)))
     return st.one_of(options)
 
 

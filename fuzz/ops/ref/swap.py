@@ -26,10 +26,12 @@ class Swap(RefOp):
 
     def source(self, e) -> str:
         ref, idx = e.split(self.view)
+        # The index before the value: their dynamic operands fill ``dyn`` in field order.
+        index = e.indexer(idx) if self.returns else e.subscript(idx)
         value = value_source(e, self.value)
         if self.returns:
-            return f"v{e.n} = jax.ref.swap({ref}, {e.indexer(idx)}, {value})"
-        return f"{ref}[{e.subscript(idx)}] = {value}"
+            return f"v{e.n} = jax.ref.swap({ref}, {index}, {value})"
+        return f"{ref}[{index}] = {value}"
 
     def run(self, memory, n):
         if why := unspecified_store(memory, n, self.view):

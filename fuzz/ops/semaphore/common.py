@@ -45,13 +45,18 @@ class SemaphoreOp(Op):
                   and (among is None or i in among)]
         if not usable:
             return None
+        earlier = tuple(n for n, s in enumerate(body)
+                        if s.produces_value and s.value_type(refs) == ((), "int32"))
         return scalar_views(refs, usable, dynamic=dynamic, max_chain=max_chain,
                             transforms=transforms).flatmap(
-            lambda view: cls.with_view(view, dynamic=dynamic))
+            lambda view: cls.with_view(view, dynamic=dynamic, earlier=earlier))
 
     @classmethod
-    def with_view(cls, view: ir.View, *, dynamic: bool) -> st.SearchStrategy:
-        """Statements of this kind on ``view`` (a valid, ()-shaped one)."""
+    def with_view(cls, view: ir.View, *, dynamic: bool, earlier: tuple[int, ...] = ()
+                  ) -> st.SearchStrategy:
+        """Statements of this kind on ``view`` (a valid, ()-shaped one);
+        ``earlier`` numbers the statements whose int32 scalar values an
+        amount may be."""
         raise NotImplementedError
 
 

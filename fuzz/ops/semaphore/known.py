@@ -71,8 +71,8 @@ def _data_dtype_read(case, k) -> bool:
 def _counts_past_16_bits(case, k) -> bool:
     """Signals and waits on statement k's ref move its counts by 2**15 or more."""
     ref = case.body[k].view.ref
-    moved = sum(abs(s.inc.value) if isinstance(s, Signal) else abs(s.value.value)
-                for s in case.body if isinstance(s, (Signal, Wait)) and s.view.ref == ref)
+    moved = sum(abs(s.amount().value) for s in case.body
+                if isinstance(s, (Signal, Wait)) and s.view.ref == ref and s.amount() is not None)
     return moved >= 2**15
 
 

@@ -35,5 +35,5 @@ class Read(SemaphoreOp):
         return (), "int32"
 
     @classmethod
-    def with_view(cls, view, *, dynamic):
+    def with_view(cls, view, *, dynamic, earlier=()):
         return st.just(cls(view))

@@ -59,7 +59,7 @@ class Wait(SemaphoreOp):
         return not self.decrement
 
     @classmethod
-    def with_view(cls, view, *, dynamic):
+    def with_view(cls, view, *, dynamic, earlier=()):
         # Mostly small amounts: a wait for more than the count blocks forever
         # and leaves the program without a defined meaning (see fuzz/model.py).
         small = st.builds(ir.Int, st.integers(0, 3),
