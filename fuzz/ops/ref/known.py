@@ -128,6 +128,10 @@ def _masked_store_with_dynamic_index_under_x64(case: ir.Case, k: int) -> bool:
         i.dynamic for t in stmt.view.transforms if isinstance(t, ir.At) for i in ir.walk(t, ir.Int))
 
 
+def _ds_with_dynamic_start(case: ir.Case, k: int) -> bool:
+    return any(isinstance(d, ir.Ds) and d.start.dynamic for d in ir.walk(case.body[k], ir.Ds))
+
+
 def _masked_load_mask_wider(case: ir.Case, k: int) -> bool:
     """A masked load whose mask broadcasts with the view's shape, not to it."""
     stmt = case.body[k]
@@ -149,12 +153,13 @@ def _masked_store_mask_of_another_shape(case: ir.Case, k: int) -> bool:
 
 # What a later statement meets when a ref's value has the wrong shape.
 _WRONG_SHAPE_DOWNSTREAM = (
-    r"(TypeError|ValueError): (broadcast_in_dim (broadcast_dimensions must have length|"
+    r"((TypeError|ValueError): (broadcast_in_dim (broadcast_dimensions must have length|"
     r"operand dimension sizes must either be 1)|length of padding_config must equal|"
     r"slice (slice_sizes|limit_indices) must be less than or equal to operand shape|"
     r"slice start_indices must have length equal|Length of slice indices must match|"
     r"Cannot broadcast to shape with fewer dimensions|lax\.dynamic_update_slice|"
-    r"dynamic_update_slice update|Cannot lower jaxpr with verifier errors)")
+    r"dynamic_update_slice update|Cannot lower jaxpr with verifier errors)|"
+    r"IndexError: Too many indices: array is \d+-dimensional)")
 
 KNOWN_FINDINGS: tuple[KnownFinding, ...] = (
     KnownFinding(
@@ -416,16 +421,29 @@ KNOWN_FINDINGS: tuple[KnownFinding, ...] = (
         jax_versions=((0, 10),)),
     KnownFinding(
         "masked-store-slice-and-dynamic-index-under-x64",
-        "under jax.enable_x64, pltpu.store(x.at[:, i], v) with i a traced "
+        "under jax.enable_x64, pltpu.store(x.at[:, i], v) (or x.at[i, :]) with i a traced "
         "int32 fails in discharge ('index arguments to dynamic_slice must be "
         "integers of the same type, got: int64, int32'): the slice's start "
         "becomes an int64 constant beside the int32 index; pltpu.load of the "
         "same view and x.at[:, i][...] = v work",
         symptoms=(("valid-runs", r"TypeError: index arguments to dynamic_slice must be integers "
-                                 r"of the same type, got: int64, int32"),),
+                                 r"of the same type, got: (int64, int32|int32, int64)"),),
         trigger=_masked_store_with_dynamic_index_under_x64,
         example=ir.Case((ir.Ref("float32", (1, 3)),), (MaskedStore(ir.View(0, (ir.At((
             ir.Slice(), ir.Int(0, True))),)), Iota("float32", (1,))),), paths=("jax_refs",),
             x64=True),
         jax_versions=((0, 10), (0, 12))),
+    KnownFinding(
+        "eager-ref-ds-with-array-start",
+        "an eager jax.new_ref indexed with pl.ds(start, n), start a JAX array "
+        "(x[pl.ds(i, 1)], jax.ref.get(x, pl.ds(i, 1))), fails with "
+        "TracerBoolConversionError: the eager get / swap traces its discharge "
+        "rule, whose _is_trivial_indexer compares the (now traced) start with "
+        "0 in Python; the same program under jax.jit works",
+        symptoms=(("valid-runs", r"TracerBoolConversionError: Attempted boolean conversion of "
+                                 r"traced array with shape bool\[\]"),),
+        trigger=_ds_with_dynamic_start,
+        example=ir.Case((ir.Ref("int32", (4,)),), (Get(ir.View(0, (ir.At((
+            ir.Ds(ir.Int(1, True), 1),)),))),), paths=("eager",)),
+        jax_versions=((0, 12),), paths=("eager",)),
 )
