@@ -20,7 +20,7 @@ from hunting import hunt, rule_returning
 def _data(*paths, dtypes=("int8", "int32", "float32", "bool"), ops=None, **options):
     """Data-ref programs only (no semaphores), run only on ``paths`` (scoped
     refs only where a kernel path is among them)."""
-    kernels = not set(paths) <= {"run_state", "jax_refs", "nested"}
+    kernels = not set(paths) <= {"run_state", "jax_refs", "eager", "nested"}
     return programs(max_semaphores=0, data_dtypes=dtypes, max_statements=4, paths=paths,
                     ops=ops, x64=False, scoped=kernels, **options)
 
@@ -86,6 +86,17 @@ def test_paths_disagree_when_only_discharge_goes_wrong(plant):
     f = _hunt(oracles.PathMismatch, ("path-vs-path",),
               _data("pallas_call", "tpu_interpret", dtypes=("int32",), ops=(Get, Swap)))
     assert "pallas_call/tpu_interpret" in str(f)
+
+
+def test_eager_refs_disagree_with_jit_when_the_remat_rule_goes_wrong(plant):
+    # Eagerly, each ref primitive is discharged alone; the jit and remat2
+    # rules, which discharge the kernel under jax_refs, never run. A wrong
+    # remat2 rule shows as the two disagreeing.
+    from jax._src.ad_checkpoint import remat_p
+    plant(compat.discharge_rules(), remat_p, rule_returning(remat_p, _rolled))
+    f = _hunt(oracles.PathMismatch, ("path-vs-path",),
+              _data("jax_refs", "eager", dtypes=("int32",), ops=(Get, Swap)))
+    assert "jax_refs/eager" in str(f)
 
 
 def test_abstract_oracle_catches_a_get_with_the_wrong_shape(plant):

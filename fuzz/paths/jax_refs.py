@@ -1,7 +1,8 @@
 """``jax_refs``: refs as values under ``jax.jit``, as JAX programs use state
-outside Pallas: ``jax.new_ref`` of each input, the kernel called through an
-inner ``jax.jit`` of a ``jax.checkpoint`` that take the refs (the ``jit``
-and ``remat2`` discharge rules), then ``jax.freeze``. JAX discharges the
+outside Pallas: ``jax.new_ref`` of each input (``jax.empty_ref`` for
+``out``, written before use), the kernel called through an inner
+``jax.jit`` of a ``jax.checkpoint`` that take the refs (the ``jit`` and
+``remat2`` discharge rules), then ``jax.freeze``. JAX discharges the
 whole program when jit lowers it. Only data programs: semaphores exist only
 in kernels."""
 from __future__ import annotations
@@ -13,7 +14,8 @@ NAME, COST, EVALUATES = "jax_refs", 2, True
 _HARNESS = '''\
 def program(dyn, {params}):
     refs = [jax.new_ref(x) for x in ({params},)]
-    out = jax.new_ref(jnp.zeros(OUT, jnp.int32))
+    out = jax.empty_ref(jax.ShapeDtypeStruct(OUT, jnp.int32))   # no contents until...
+    out[...] = jnp.zeros(OUT, jnp.int32)                         # ...written here
     jax.jit(jax.checkpoint(kernel))(jax.new_ref(dyn), out, *refs)
     return (jax.freeze(out), *[jax.freeze(r) for r in refs])
 

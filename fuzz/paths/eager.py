@@ -1,0 +1,54 @@
+"""``eager``: the program of `jax_refs` run eagerly, without ``jax.jit``:
+``jax.new_ref`` makes concrete mutable arrays and each ref operation runs
+on them as it is called: JAX compiles the one primitive alone (its own
+discharge rule, on one ref), so the whole-program discharge the other paths
+run (the jit and remat2 rules, a chain of statements discharged together)
+never happens. A cheap path to compare them with. Only data programs:
+semaphores exist only in kernels."""
+from __future__ import annotations
+
+from fuzz import compat, ir, paths
+from fuzz.paths import jax_refs
+
+NAME, COST, EVALUATES = "eager", 2, True
+
+_HARNESS = '''\
+def program(dyn, {params}):
+    refs = [jax.new_ref(x) for x in ({params},)]
+    out = jax.new_ref(jnp.zeros(OUT, jnp.int32))
+    kernel(jax.new_ref(dyn), out, *refs)   # eagerly: each ref operation runs as called
+    return (jax.freeze(out), *[jax.freeze(r) for r in refs])
+
+
+def function():
+    """The program as a function, and its arguments."""
+    return program, (DYN, {inputs})
+'''
+
+
+def not_applicable(case: ir.Case) -> str | None:
+    """Also what an eager ``jax.Ref`` lacks (under jit a traced ref has it):
+    valid and invalid programs alike would stop there, before their meaning
+    or their mistake."""
+    if why := jax_refs.not_applicable(case):
+        return why
+    if any(s.primitive in ("masked_load", "masked_swap") for s in case.body):
+        return "pltpu.load / pltpu.store have no eager evaluation rule"
+    transforms = [t for s in case.body for v in ir.views(s) for t in v.transforms]
+    if any(isinstance(t, (ir.Reshape, ir.Transpose, ir.Bitcast)) for t in transforms):
+        return "an eager jax.Ref has no .reshape / .transpose / .bitcast"
+    if compat.jax_version()[:2] < (0, 12) and any(isinstance(t, ir.At) for t in transforms):
+        return "JAX 0.10's eager jax.Ref has no .at[] (a bare NotImplementedError)"
+    return None
+
+
+def harness(case: ir.Case) -> str:
+    return _HARNESS.format(**jax_refs.arguments(case))
+
+
+results, model_results = jax_refs.results, jax_refs.model_results
+
+
+def run(case: ir.Case, wrap=None) -> paths.Outcome:
+    fn, args = paths.load(case, NAME)["function"]()
+    return paths.evaluate(case, NAME, fn if wrap is None else wrap(fn), args)
