@@ -171,10 +171,8 @@ class Statement:
         """Raise IRError if this statement (number ``n``) is not well-formed data."""
 
     def value_type(self, case_or_refs) -> tuple[tuple[int, ...], str]:
-        """(shape, dtype) of the value it produces: by default its view's,
-        in its ref's dtype (a get)."""
-        refs = getattr(case_or_refs, "refs", case_or_refs)
-        return view_shape(refs, self.view), refs[self.view.ref].kind
+        """(shape, dtype) of the value it produces: by default its view's (a get)."""
+        return view_shape(case_or_refs, self.view), view_dtype(case_or_refs, self.view)
 
     def __init_subclass__(cls, **kwargs):
         super().__init_subclass__(**kwargs)
@@ -381,6 +379,16 @@ def view_shape(case_or_refs, view: View) -> tuple[int, ...]:
     for t in view.transforms:
         shape, bits = apply_transform(shape, bits, t)
     return shape
+
+
+def view_dtype(case_or_refs, view: View) -> str:
+    """The dtype ``view`` has: its ref's, or the last bitcast's."""
+    refs = getattr(case_or_refs, "refs", case_or_refs)
+    kind = refs[view.ref].kind
+    for t in view.transforms:
+        if isinstance(t, Bitcast):
+            kind = t.dtype
+    return kind
 
 
 # --- structural checks (as data, not JAX semantics) ---------------------------

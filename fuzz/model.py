@@ -161,6 +161,14 @@ class Memory:
         self.read_writers: list[int | None] = []
         self.values: dict[int, np.ndarray] = {}
 
+    def elements(self, view: ir.View) -> np.ndarray:
+        """The flat elements of ``view``'s ref, as the view's dtype sees them
+        (a same-width bitcast reinterprets the same memory)."""
+        flat = self.arrays[view.ref].reshape(-1)
+        kind = ir.view_dtype(self.case, view)
+        return flat if flat.dtype == object or kind == self.case.refs[view.ref].kind \
+            else flat.view(dtype(kind))
+
     def where(self, view: ir.View) -> np.ndarray:
         """Flat positions of ``view`` in its ref (`positions`)."""
         ref = self.case.refs[view.ref]
@@ -192,8 +200,9 @@ def canonical(case: ir.Case) -> ir.Case | None:
     """``case`` with every view rewritten as one static ``.at[i, j, ...]`` of
     the element it denotes: the same program by the model's semantics, through
     a different (the simplest) transform chain. None when some view is not
-    one element."""
+    one element, or is bitcast (its dtype would be lost)."""
     if any(positions(tuple(case.refs[v.ref].shape), v, case.refs[v.ref].bits).shape != ()
+           or any(isinstance(t, ir.Bitcast) for t in v.transforms)
            for s in case.body for v in ir.views(s)):
         return None
 

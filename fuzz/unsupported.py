@@ -88,14 +88,16 @@ TABLE: tuple[Unsupported, ...] = (
                 (AddUpdate(ir.View(0, (ir.Transpose((1, 0)),)), Iota("int32", (3, 2))),),
                 (path,)), ((0, 12),))   # 0.10 crashes instead: AttributeError
       for path in ("abstract", "run_state", "jax_refs", "nested", "pallas_call")),
-    # JAX 0.10 discharged no reshaped view and only one indexer per view.
+    # JAX 0.10 discharged no reshaped or bitcast view and only one indexer per view.
     *(Unsupported(
-        f"reshape-not-dischargeable-{path}", path,
-        r"NotImplementedError: Unsupported transform: ReshapeTransform",
-        "JAX 0.10's discharge has no rule for a reshaped view",
-        ir.Case((ir.Ref("int32", (2, 2)),),
-                (Swap(ir.View(0, (ir.Reshape((4,)),)), Iota("int32", (4,))),), (path,)),
-        ((0, 10),)) for path in ("abstract", "run_state", "jax_refs", "nested", "pallas_call")),
+        f"{name}-not-dischargeable-{path}", path,
+        rf"NotImplementedError: Unsupported transform: {name.capitalize()}Transform",
+        f"JAX 0.10's discharge has no rule for a {name} view",
+        ir.Case((ir.Ref("int32", (2, 2)),), (Swap(ir.View(0, (transform,)), value),), (path,)),
+        ((0, 10),))
+      for name, transform, value in (("reshape", ir.Reshape((4,)), Iota("int32", (4,))),
+                                     ("bitcast", ir.Bitcast("float32"), Iota("float32", (2, 2))))
+      for path in ("abstract", "run_state", "jax_refs", "nested", "pallas_call")),
     *(Unsupported(
         f"single-indexer-{path}", path,
         r"NotImplementedError: Only single indexer is supported",

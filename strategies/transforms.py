@@ -8,7 +8,23 @@ from hypothesis.errors import InvalidArgument
 
 from fuzz import ir
 
-TRANSFORM_KINDS = ("at", "reshape", "transpose")
+# A bitcast is drawn only over a data ref (``dtype`` given to the chain) and
+# only to a dtype of the same width: a narrowing or widening one has no one
+# element of the ref per element of the view.
+TRANSFORM_KINDS = ("at", "reshape", "transpose", "bitcast")
+
+
+def same_width_dtypes(dtype: str) -> tuple[str, ...]:
+    """The dtypes a bitcast of ``dtype`` may name that have its width (none
+    for bool and the 64-bit dtypes).
+
+    >>> same_width_dtypes("float32")
+    ('int32', 'uint32')
+    """
+    if dtype not in ir.DATA_DTYPES or dtype == "bool":
+        return ()
+    return tuple(d for d in ir.BITCAST_DTYPES
+                 if d != dtype and ir.dtype_bits(d) == ir.dtype_bits(dtype))
 
 
 def index_operands(n: int, *, dynamic=True) -> st.SearchStrategy[ir.Int]:
@@ -111,20 +127,22 @@ def reshapes(draw, shape):
     return ir.Reshape(tuple(dims))
 
 
-def _applicable(shape, kinds):
+def _applicable(shape, dtype, kinds):
     nonempty = math.prod(shape) > 0
     return [k for k in kinds if
             (k == "at" and shape and nonempty) or
             (k == "reshape" and nonempty) or
-            (k == "transpose" and len(shape) >= 2)]
+            (k == "transpose" and len(shape) >= 2) or
+            (k == "bitcast" and dtype is not None and same_width_dtypes(dtype))]
 
 
 @st.composite
 def transform_chains(draw, shape, *, max_length=3, scalar=True, dynamic=True,
-                     kinds=TRANSFORM_KINDS):
+                     kinds=TRANSFORM_KINDS, dtype=None):
     """A chain of view transforms over a ref of ``shape``. With ``scalar`` (the
     default) the chain ends in a ``()``-shaped view, as semaphore operations
-    need. Shrinks towards the shortest chain.
+    need. Bitcasts only with the ref's ``dtype`` given (a data ref), each to
+    a dtype of the width the view has. Shrinks towards the shortest chain.
 
     >>> transform_chains((2, 3)).example()
     (Transpose(permutation=(1, 0)), At(indices=(Int(value=2, dynamic=False), Int(value=0, dynamic=True))))
@@ -140,7 +158,7 @@ def transform_chains(draw, shape, *, max_length=3, scalar=True, dynamic=True,
         raise InvalidArgument(f"shape {shape} has no element: no scalar view")
     chain = []
     for _ in range(draw(st.integers(0, max_length))):
-        options = _applicable(shape, kinds)
+        options = _applicable(shape, dtype, kinds)
         if not options:
             break
         kind = draw(st.sampled_from(options))
@@ -148,9 +166,13 @@ def transform_chains(draw, shape, *, max_length=3, scalar=True, dynamic=True,
             t = draw(at_indexers(shape, dynamic=dynamic))
         elif kind == "reshape":
             t = draw(reshapes(shape))
+        elif kind == "bitcast":
+            t = ir.Bitcast(draw(st.sampled_from(same_width_dtypes(dtype))))
+            dtype = t.dtype
         else:
             t = ir.Transpose(tuple(draw(st.permutations(range(len(shape))))))
-        shape, _ = ir.apply_transform(shape, ir.SEMAPHORE_BITS, t)
+        bits = ir.dtype_bits(dtype) if dtype is not None else ir.SEMAPHORE_BITS
+        shape, _ = ir.apply_transform(shape, bits, t)
         chain.append(t)
     if scalar and shape != ():
         chain.append(draw(scalar_indexers(shape, dynamic=dynamic)))

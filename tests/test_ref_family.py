@@ -20,9 +20,9 @@ from hunting import hunt, rule_returning
 def _data(*paths, dtypes=("int8", "int32", "float32", "bool"), ops=None, **options):
     """Data-ref programs only (no semaphores), run only on ``paths`` (scoped
     refs only where a kernel path is among them)."""
-    kernels = not set(paths) <= {"run_state", "jax_refs", "eager", "nested"}
+    options.setdefault("scoped", not set(paths) <= {"run_state", "jax_refs", "eager", "nested"})
     return programs(max_semaphores=0, data_dtypes=dtypes, max_statements=4, paths=paths,
-                    ops=ops, x64=False, scoped=kernels, **options)
+                    ops=ops, x64=False, **options)
 
 
 def _hunt(cls, names, strategy, primitive=None):
@@ -67,8 +67,8 @@ def test_strict_oracle_catches_a_swap_rule_changing_the_dtype(plant):
 def test_model_catches_a_swap_landing_on_the_next_element(plant):
     swap_p = state_primitives.swap_p
     plant(compat.discharge_rules(), swap_p, rule_returning(swap_p, _rolled))
-    f = _hunt(oracles.ModelMismatch, ("model-vs-path",), _data("run_state", ops=(Get, Swap)),
-              "swap")
+    f = _hunt(oracles.ModelMismatch, ("model-vs-path",),
+              _data("run_state", ops=(Get, Swap), transforms=("at",)), "swap")
     assert "expected (model)" in str(f)
     assert any(len(r.shape) >= 1 and np.prod(r.shape) >= 2 for r in f.case.refs)
 
@@ -95,7 +95,7 @@ def test_eager_refs_disagree_with_jit_when_the_remat_rule_goes_wrong(plant):
     from jax._src.ad_checkpoint import remat_p
     plant(compat.discharge_rules(), remat_p, rule_returning(remat_p, _rolled))
     f = _hunt(oracles.PathMismatch, ("path-vs-path",),
-              _data("jax_refs", "eager", dtypes=("int32",), ops=(Get, Swap)))
+              _data("jax_refs", "eager", dtypes=("int32",), ops=(Get, Swap), transforms=("at",)))
     assert "jax_refs/eager" in str(f)
 
 
@@ -192,10 +192,11 @@ def test_partial_discharge_catches_a_rule_that_goes_wrong_when_a_ref_is_kept(pla
     plant(state_discharge, "discharge_state", discharge_state)
     # Without masked stores, whose real discharge breaks partial discharge
     # (known: masked-swap-returns-transformed-ref) before the planted rule does;
-    # in the default memory space, as the plant's arithmetic takes no other.
+    # in the default memory space, as the plant's arithmetic takes no other;
+    # no scoped refs, which partial discharge cannot keep.
     f = _hunt(oracles.PartialDischargeMismatch, ("partial-discharge",),
               _data("abstract", dtypes=("int32",), ops=(Get, Swap, AddUpdate),
-                    memory_spaces=(None,)))
+                    memory_spaces=(None,), transforms=("at",), scoped=False))
     assert "differs between full and partial discharge" in f.message
     assert any(isinstance(s, AddUpdate) for s in f.case.body)
 
@@ -292,6 +293,33 @@ def test_a_data_value_and_a_dyn_operand_flow_into_a_count_and_a_data_ref():
     assert next(o for o in report.outcomes if o.path == "pallas_call").reads == (3,)
     with pytest.raises(ir.IRError, match="not an int32 scalar"):
         ir.Case(case.refs, (Get(ir.View(1)), Signal(at(0, 1), ir.Result(0))))
+
+
+def test_model_reinterprets_a_same_width_bitcast_like_numpy_view():
+    bc = lambda r, d, *t: ir.View(r, (ir.Bitcast(d), *t))
+    case = ir.Case((ir.Ref("int32", (2, 3)), ir.Ref("float32", (2, 3))), (
+        Get(bc(0, "float32", ir.At((ir.Int(1),)))),
+        Swap(ir.View(1, (ir.At((ir.Int(0),)),)), ir.Result(0)),
+        Swap(bc(1, "int32", ir.At((ir.Int(1), ir.Int(2)))), Scalar(1065353216))))
+    start = model.initial(case, 0)
+    state = model.evaluate(case).state
+    assert state[1][0] == start[1].view(np.float32).tolist()
+    assert state[1][1][2] == 1.0   # 0x3f800000
+    assert not oracles.check(case, on_paths=("abstract", "run_state", "pallas_call")).failures
+    # Shapes stay; 64-bit and bool refs have no same-width bitcast to draw.
+    assert ir.view_dtype(case, bc(0, "uint32")) == "uint32"
+    from strategies.transforms import same_width_dtypes
+    assert same_width_dtypes("bool") == same_width_dtypes("int64") == ()
+
+
+def test_model_catches_a_get_through_a_bitcast_reading_converted_values(plant):
+    # Discharge's bitcast helper planted as a value conversion (astype)
+    # instead of a reinterpretation of the same bits.
+    from jax._src.state import discharge as state_discharge
+    plant(state_discharge, "bitcast", lambda x, dtype: x.astype(dtype))
+    f = _hunt(oracles.ModelMismatch, ("model-vs-path",),
+              _data("run_state", dtypes=("int32", "float32"), ops=(Get, Swap)))
+    assert any(isinstance(t, ir.Bitcast) for s in f.case.body for t in s.view.transforms)
 
 
 def test_x64_cases_hold_64_bit_refs_only_with_the_flag():

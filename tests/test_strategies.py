@@ -47,8 +47,9 @@ def test_scalar_array_and_zero_size_shapes_occur(shape_test):
     lambda c: any(isinstance(i, ir.Slice) and (i.step or 1) > 1 for i in _indices(c)),
     lambda c: any(isinstance(i, ir.IntArray) for i in _indices(c)),
     lambda c: any(isinstance(i, ir.Ellipsis_) for i in _indices(c)),
+    lambda c: any(isinstance(t, ir.Bitcast) for s in c.body for t in s.view.transforms),
 ], ids=["reshape", "transpose", "chained_at", "negative_int", "dynamic_int", "dynamic_ds",
-        "static_ds", "strided_slice", "int_array", "ellipsis"])
+        "static_ds", "strided_slice", "int_array", "ellipsis", "bitcast"])
 def test_every_transform_kind_occurs(wanted):
     _find(programs(), wanted)
 

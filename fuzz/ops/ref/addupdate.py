@@ -10,7 +10,7 @@ import numpy as np
 from hypothesis import strategies as st
 
 from fuzz import ir
-from fuzz.ops.ref.common import (Iota, RefOp, Value, produced, value_mistakes, value_of,
+from fuzz.ops.ref.common import (RefOp, Value, constant_like, value_mistakes, value_of,
                                  value_source, values, views_and_values)
 
 
@@ -26,19 +26,23 @@ class AddUpdate(RefOp):
         return f"jax.ref.addupdate({ref}, {e.indexer(at)}, {value_source(e, self.value)})"
 
     def run(self, memory, n):
-        flat = memory.arrays[self.view.ref].reshape(-1)
+        flat = memory.elements(self.view)
         pos = memory.where(self.view).reshape(-1)
-        new, _ = value_of(memory, self.value, memory.case.refs[self.view.ref].kind)
+        new, _ = value_of(memory, self.value, self.ref_kind(memory.case))
         before = flat.copy()
         np.add.at(flat, pos, np.asarray(new, flat.dtype).reshape(-1))
         memory.writers[self.view.ref].reshape(-1)[before != flat] = n
 
     def mistakes(self, case):
-        return super().mistakes(case) or value_mistakes(case, self.view, self.value)
+        if found := super().mistakes(case):
+            return found
+        if any(isinstance(t, ir.Bitcast) for t in self.view.transforms):
+            return {"addupdate_bitcast"}   # JAX refuses: read-modify-write instead
+        return value_mistakes(case, self.view, self.value)
 
     def simpler(self, case):
         if isinstance(self.value, ir.Result):
-            yield replace(self, value=Iota(*reversed(produced(case, self.value.stmt))))
+            yield replace(self, value=constant_like(case, self.value))
 
     def complexity(self) -> int:
         return isinstance(self.value, ir.Result)
@@ -47,8 +51,12 @@ class AddUpdate(RefOp):
     def draws(cls, refs, *, body=(), among=None, dynamic=True, max_chain=3, transforms=None):
         # JAX discharges addupdate through at most one indexer, the last
         # transform ("Multiple indexers are not supported for `addupdate`").
+        # Nor through a bitcast (a mistake: `addupdate_bitcast`).
+        from strategies.transforms import TRANSFORM_KINDS
+        kinds = tuple(k for k in (TRANSFORM_KINDS if transforms is None else transforms)
+                      if k != "bitcast")
         if (drawn := views_and_values(refs, body, among=among, dynamic=dynamic, max_chain=max_chain,
-                                      transforms=transforms, last_at_only=True)) is None:
+                                      transforms=kinds, last_at_only=True)) is None:
             return None
         views, earlier = drawn
         return views.flatmap(lambda view: st.builds(cls, st.just(view),

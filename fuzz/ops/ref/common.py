@@ -18,7 +18,7 @@ from hypothesis import strategies as st
 from fuzz import ir
 from fuzz.ops.base import Op
 
-INTEGER = ("int8", "int16", "int32", "uint8", "uint32", "int64")
+INTEGER = ("int8", "int16", "int32", "uint8", "uint16", "uint32", "int64")
 FLOATING = ("float16", "bfloat16", "float32", "float64")
 
 
@@ -154,7 +154,8 @@ class RefOp(Op):
     family = "ref"
 
     def ref_kind(self, refs) -> str:
-        return refs[self.view.ref].kind
+        """The dtype the statement sees: its view's (`ir.view_dtype`)."""
+        return ir.view_dtype(refs, self.view)
 
     def check(self, case, n):
         if case.refs[self.view.ref].is_semaphore:
@@ -171,7 +172,7 @@ class RefOp(Op):
 def written(memory, n: int, view: ir.View, new: np.ndarray) -> None:
     """Store ``new`` at ``view``'s positions (no position twice), recording
     statement ``n`` as the writer of each element it changed."""
-    flat = memory.arrays[view.ref].reshape(-1)
+    flat = memory.elements(view)
     pos = memory.where(view).reshape(-1)
     new = np.asarray(new, dtype=flat.dtype).reshape(-1)
     changed = flat[pos].view(np.uint8).reshape(len(pos), -1) != new.view(np.uint8).reshape(len(pos), -1)
@@ -204,7 +205,7 @@ def stores_twice(refs, view: ir.View) -> bool:
 
 def value_mistakes(case, view, value) -> set[str]:
     """What is wrong with storing ``value`` to ``view`` (shape, dtype)."""
-    kind, shape = case.refs[view.ref].kind, ir.view_shape(case, view)
+    kind, shape = ir.view_dtype(case, view), ir.view_shape(case, view)
     if isinstance(value, (Iota, ir.Result, Fill)):
         try:
             got_shape, got_kind = (produced(case, value.stmt) if isinstance(value, ir.Result)
@@ -238,10 +239,11 @@ def data_views(refs, *, among, dynamic, max_chain, transforms, last_at_only=Fals
         shape = refs[ref].shape
         if not last_at_only:
             chain = draw(transform_chains(shape, max_length=max_chain, dynamic=dynamic,
-                                          scalar=False, kinds=allowed))
+                                          scalar=False, kinds=allowed, dtype=refs[ref].kind))
             return ir.View(ref, chain)
         chain = draw(transform_chains(shape, max_length=max_chain, dynamic=dynamic, scalar=False,
-                                      kinds=tuple(k for k in allowed if k != "at")))
+                                      kinds=tuple(k for k in allowed if k != "at"),
+                                      dtype=refs[ref].kind))
         after = ir.view_shape(refs, ir.View(ref, chain))
         if "at" in allowed and after and 0 not in after and draw(st.booleans()):
             chain += (draw(at_indexers(after, dynamic=dynamic)),)
@@ -262,7 +264,7 @@ def values(refs, view: ir.View, earlier) -> st.SearchStrategy:
     and the ref's dtype, a Python scalar for a ()-shaped view, the value of an
     ``earlier`` statement ((number, shape, dtype) triples) that fits, or for
     an int32 ref an operand from ``dyn`` (`Fill`)."""
-    kind, shape = refs[view.ref].kind, ir.view_shape(refs, view)
+    kind, shape = ir.view_dtype(refs, view), ir.view_shape(refs, view)
     options = [st.builds(Iota, st.just(kind), st.just(shape), st.integers(0, 20))]
     if shape == ():
         python = {"bool": st.booleans(), "float": st.integers(0, 20).map(float)}
@@ -290,6 +292,13 @@ def masked_indexable(refs, view: ir.View) -> bool:
         return (len(indices) == len(before)
                 and all(isinstance(i, (ir.Int, ir.IntArray)) for i in indices))
     return all(i.step in (None, 1) for i in indices if isinstance(i, ir.Slice))
+
+
+def constant_like(case, r: ir.Result) -> Iota:
+    """A constant of the type of the value ``r`` names, for the minimizer:
+    counting from 1, since adding or storing zeros often changes nothing."""
+    shape, dtype = produced(case, r.stmt)
+    return Iota(dtype, shape, 1)
 
 
 def produced(case, n: int) -> tuple[tuple, str]:

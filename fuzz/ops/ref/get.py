@@ -25,7 +25,7 @@ class Get(RefOp):
         return f"v{e.n} = jax.ref.get({ref}, {e.indexer(idx)})"
 
     def run(self, memory, n):
-        memory.values[n] = memory.arrays[self.view.ref].reshape(-1)[memory.where(self.view)]
+        memory.values[n] = memory.elements(self.view)[memory.where(self.view)]
 
     def simpler(self, case):
         if not self.sugar:

@@ -14,11 +14,22 @@ from fuzz.ops.ref.masked_store import MaskedStore
 from fuzz.ops.ref.swap import Swap
 
 
-def _data_view_reshaped(case: ir.Case, k: int) -> bool:
-    """A data statement through a view with a reshape or transpose."""
+def _data_view_not_only_indexed(case: ir.Case, k: int) -> bool:
+    """A data statement through a view with a reshape, transpose or bitcast."""
     stmt = case.body[k]
     return stmt.family == "ref" and any(
-        isinstance(t, (ir.Reshape, ir.Transpose)) for t in stmt.view.transforms)
+        isinstance(t, (ir.Reshape, ir.Transpose, ir.Bitcast)) for t in stmt.view.transforms)
+
+
+def _bitcast_below_2d(case: ir.Case, k: int) -> bool:
+    """A data statement's view bitcasts a view of fewer than 2 dimensions."""
+    stmt = case.body[k]
+    if stmt.family != "ref":
+        return False
+    chain = stmt.view.transforms
+    return any(isinstance(t, ir.Bitcast)
+               and len(ir.view_shape(case, ir.View(stmt.view.ref, chain[:n]))) < 2
+               for n, t in enumerate(chain))
 
 
 def _integer_value_of_another_dtype(case: ir.Case, k: int) -> bool:
@@ -31,7 +42,7 @@ def _integer_value_of_another_dtype(case: ir.Case, k: int) -> bool:
         got = produced(case, value.stmt)[1]
     else:
         return False
-    kind = case.refs[stmt.view.ref].kind
+    kind = ir.view_dtype(case, stmt.view)
     return got != kind and got in INTEGER and kind in INTEGER
 
 
@@ -101,7 +112,7 @@ def _masked_store_of_python_scalar(case: ir.Case, k: int) -> bool:
     stmt = case.body[k]
     defaults = ("int64", "float64", "bool") if case.x64 else ("int32", "float32", "bool")
     return (isinstance(stmt, MaskedStore) and isinstance(stmt.value, Scalar)
-            and case.refs[stmt.view.ref].kind not in defaults)
+            and ir.view_dtype(case, stmt.view) not in defaults)
 
 
 def _writes(case: ir.Case, k: int) -> bool:
@@ -280,12 +291,13 @@ KNOWN_FINDINGS: tuple[KnownFinding, ...] = (
     KnownFinding(
         "tpu-interpret-reshaped-data-ref",
         "the TPU interpreter crashes on a get or swap through a reshaped (or "
-        "transposed) data ref view: interpret utils' to_range assumes every "
+        "transposed, or bitcast) data ref view: interpret utils' to_range assumes every "
         "transform is an indexer (AttributeError: 'ReshapeTransform' object "
         "has no attribute 'indices'), where discharge handles the view",
         symptoms=(("valid-runs", r"CpuCallback error calling callback: AttributeError: "
-                                 r"'(Reshape|Transpose)Transform' object has no attribute 'indices'"),),
-        trigger=_data_view_reshaped,
+                                 r"'(Reshape|Transpose|Bitcast)Transform' object has no attribute "
+                                 r"'indices'"),),
+        trigger=_data_view_not_only_indexed,
         example=ir.Case((ir.Ref("int32", (2, 2)),),
                         (Swap(ir.View(0, (ir.Reshape((4,)),)), Iota("int32", (4,))),),
                         paths=("tpu_interpret",)),
@@ -407,15 +419,17 @@ KNOWN_FINDINGS: tuple[KnownFinding, ...] = (
         jax_versions=((0, 10), (0, 12))),
     KnownFinding(
         "addupdate-through-reshape-attributeerror",
-        "JAX 0.10: jax.ref.addupdate through a reshaped or transposed view "
+        "JAX 0.10: jax.ref.addupdate through a reshaped, transposed (or bitcast) view "
         "crashes in discharge ('ReshapeTransform' object has no attribute "
         "'indices'; 'TransposeTransform' object has no attribute 'shape') "
         "where 0.12 discharges the reshape and refuses the transpose cleanly",
         symptoms=(("valid-runs", r"AttributeError: '(Reshape|Transpose)Transform' object has no "
                                  r"attribute '(indices|shape)'"),
-                  ("invalid-rejected", r"^AttributeError: '(Reshape|Transpose)Transform' object "
-                                       r"has no attribute '(indices|shape)'")),
-        trigger=lambda case, k: isinstance(case.body[k], AddUpdate) and _data_view_reshaped(case, k),
+                  # ...and through a bitcast, whose refusal is the clean error there.
+                  ("invalid-rejected", r"^AttributeError: '(Reshape|Transpose|Bitcast)Transform' "
+                                       r"object has no attribute '(indices|shape)'")),
+        trigger=lambda case, k: isinstance(case.body[k], AddUpdate) and _data_view_not_only_indexed(
+            case, k),
         example=ir.Case((ir.Ref("int32", ()),), (AddUpdate(
             ir.View(0, (ir.Reshape((1,)),)), Iota("int32", (1,))),), paths=("abstract",)),
         jax_versions=((0, 10),)),
@@ -446,4 +460,16 @@ KNOWN_FINDINGS: tuple[KnownFinding, ...] = (
         example=ir.Case((ir.Ref("int32", (4,)),), (Get(ir.View(0, (ir.At((
             ir.Ds(ir.Int(1, True), 1),)),))),), paths=("eager",)),
         jax_versions=((0, 12),), paths=("eager",)),
+    KnownFinding(
+        "same-width-bitcast-below-2d",
+        "x.bitcast(dtype) of the same width (int32 to float32) on a 1-D or 0-D "
+        "ref fails with IndexError: list index out of range: "
+        "jax._src.state.utils.bitcast sets shape[-2] even when the widths are "
+        "equal and nothing changes (the 2-D bitcast works)",
+        symptoms=(("valid-runs", r"IndexError: list index out of range"),
+                  ("invalid-rejected", r"^IndexError: list index out of range")),
+        trigger=_bitcast_below_2d,
+        example=ir.Case((ir.Ref("int32", (3,)),), (Get(ir.View(0, (ir.Bitcast("float32"),))),),
+                        paths=("abstract",)),
+        jax_versions=((0, 10), (0, 12))),
 )

@@ -46,9 +46,9 @@ class MaskedLoad(RefOp):
         return f"v{e.n} = pltpu.load({ref}{mask})"
 
     def run(self, memory, n):
-        got = memory.arrays[self.view.ref].reshape(-1)[memory.where(self.view)]
+        got = memory.elements(self.view)[memory.where(self.view)]
         if self.other is not None:
-            other, _ = value_of(memory, self.other, memory.case.refs[self.view.ref].kind)
+            other, _ = value_of(memory, self.other, self.ref_kind(memory.case))
             on = True if self.mask is None else self.mask.array()
             got = np.where(on, got, np.asarray(other, got.dtype))
         memory.values[n] = got
@@ -87,7 +87,7 @@ class MaskedLoad(RefOp):
             if not draw(st.booleans()):
                 return cls(view, mask)
             # ``other`` broadcasts against the loaded lanes, as jnp.where does.
-            kind = refs[view.ref].kind
+            kind = ir.view_dtype(refs, view)
             scalar = st.integers(0, 20).map(
                 float if kind in FLOATING else bool if kind == "bool" else int).map(Scalar)
             return cls(view, mask, draw(values(refs, view, earlier) | scalar))

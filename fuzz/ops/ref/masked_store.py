@@ -12,7 +12,7 @@ import numpy as np
 from hypothesis import strategies as st
 
 from fuzz import ir
-from fuzz.ops.ref.common import (Iota, Mask, RefOp, Value, masked_indexable, masks, produced,
+from fuzz.ops.ref.common import (Mask, RefOp, Value, constant_like, masked_indexable, masks,
                                  stores_twice, unspecified_store, value_mistakes, value_of,
                                  value_source, values, views_and_values, written)
 
@@ -32,8 +32,8 @@ class MaskedStore(RefOp):
     def run(self, memory, n):
         if why := unspecified_store(memory, n, self.view):
             return why
-        new, _ = value_of(memory, self.value, memory.case.refs[self.view.ref].kind)
-        old = memory.arrays[self.view.ref].reshape(-1)[memory.where(self.view)]
+        new, _ = value_of(memory, self.value, self.ref_kind(memory.case))
+        old = memory.elements(self.view)[memory.where(self.view)]
         on = True if self.mask is None else self.mask.array()
         written(memory, n, self.view, np.where(on, np.asarray(new, old.dtype), old))
         return None
@@ -49,7 +49,7 @@ class MaskedStore(RefOp):
             yield from (replace(self, mask=m) for m in self.mask.simpler())
             yield replace(self, mask=None)
         if isinstance(self.value, ir.Result):
-            yield replace(self, value=Iota(*reversed(produced(case, self.value.stmt))))
+            yield replace(self, value=constant_like(case, self.value))
 
     def complexity(self) -> int:
         return (self.mask is not None) + isinstance(self.value, ir.Result)

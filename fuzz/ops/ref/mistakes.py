@@ -6,6 +6,7 @@ from hypothesis import strategies as st
 
 from fuzz import ir
 from fuzz.ops.base import Mistake
+from fuzz.ops.ref.addupdate import AddUpdate
 from fuzz.ops.ref.common import Iota, Mask
 from fuzz.ops.ref.get import Get
 from fuzz.ops.ref.masked_load import MaskedLoad
@@ -16,6 +17,9 @@ OUT_OF_BOUNDS = ir.ExpectedError("IndexError|ValueError", r"(?i)out of (bounds?|
 VALUE_SHAPE = ir.ExpectedError("ValueError", r"Invalid shape for `swap`")
 VALUE_DTYPE = ir.ExpectedError("ValueError", r"Invalid dtype for `swap`")
 MASK_SHAPE = ir.ExpectedError("ValueError", r"(?i)mask")
+# 0.12 documents the refusal; 0.10 discharges no bitcast view at all.
+ADDUPDATE_BITCAST = ir.ExpectedError("NotImplementedError", r"not supported on bitcast views|"
+                                     r"Unsupported transform: BitcastTransform")
 
 _KINDS = ("int8", "int32", "uint8", "float16", "float32", "bool")
 
@@ -68,10 +72,21 @@ def _store_mask_shape(draw, refs):
     return ref, MaskedStore(ir.View(len(refs)), Iota(ref.kind, ref.shape), Mask(shape)), MASK_SHAPE
 
 
+@st.composite
+def _addupdate_bitcast(draw, refs):
+    from strategies.transforms import same_width_dtypes
+    ref = draw(st.builds(ir.Ref, st.sampled_from(("int32", "float32", "int16", "uint8")),
+                         st.tuples(st.integers(2, 3), st.integers(1, 3))))
+    dtype = draw(st.sampled_from(same_width_dtypes(ref.kind)))
+    return (ref, AddUpdate(ir.View(len(refs), (ir.Bitcast(dtype),)), Iota(dtype, ref.shape)),
+            ADDUPDATE_BITCAST)
+
+
 MISTAKES = (
     Mistake("data_out_of_bounds", _out_of_bounds),
     Mistake("value_shape", _value_shape),
     Mistake("value_dtype", _value_dtype),
     Mistake("load_mask_shape", _load_mask_shape),
     Mistake("store_mask_shape", _store_mask_shape),
+    Mistake("addupdate_bitcast", _addupdate_bitcast),
 )

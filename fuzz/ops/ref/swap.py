@@ -7,7 +7,7 @@ from dataclasses import dataclass, replace
 from hypothesis import strategies as st
 
 from fuzz import ir
-from fuzz.ops.ref.common import (Iota, RefOp, Value, produced, stores_twice, unspecified_store,
+from fuzz.ops.ref.common import (RefOp, Value, constant_like, stores_twice, unspecified_store,
                                  value_mistakes, value_of, value_source, values,
                                  views_and_values, written)
 
@@ -36,9 +36,9 @@ class Swap(RefOp):
     def run(self, memory, n):
         if why := unspecified_store(memory, n, self.view):
             return why
-        new, _ = value_of(memory, self.value, memory.case.refs[self.view.ref].kind)
+        new, _ = value_of(memory, self.value, self.ref_kind(memory.case))
         if self.returns:
-            memory.values[n] = memory.arrays[self.view.ref].reshape(-1)[memory.where(self.view)]
+            memory.values[n] = memory.elements(self.view)[memory.where(self.view)]
         written(memory, n, self.view, new)
         return None
 
@@ -49,7 +49,7 @@ class Swap(RefOp):
         if self.returns:
             yield replace(self, returns=False)
         if isinstance(self.value, ir.Result):
-            yield replace(self, value=Iota(*reversed(produced(case, self.value.stmt))))
+            yield replace(self, value=constant_like(case, self.value))
 
     def complexity(self) -> int:
         return self.returns + isinstance(self.value, ir.Result)
