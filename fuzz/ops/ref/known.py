@@ -170,7 +170,12 @@ _WRONG_SHAPE_DOWNSTREAM = (
     r"slice start_indices must have length equal|Length of slice indices must match|"
     r"Cannot broadcast to shape with fewer dimensions|lax\.dynamic_update_slice|"
     r"dynamic_update_slice update|Cannot lower jaxpr with verifier errors)|"
-    r"IndexError: Too many indices: array is \d+-dimensional)")
+    r"IndexError: (Too many indices: array is \d+-dimensional|list index out of range))")
+
+# Index operands of mixed widths (the order follows the view's axes).
+_INT64_BESIDE_INT32 = (r"TypeError: index arguments to dynamic_slice must be integers of the "
+                       r"same type, got: (int(32|64), )*(int64, (int(32|64), )*int32|int32, "
+                       r"(int(32|64), )*int64)")
 
 KNOWN_FINDINGS: tuple[KnownFinding, ...] = (
     KnownFinding(
@@ -327,7 +332,8 @@ KNOWN_FINDINGS: tuple[KnownFinding, ...] = (
         "array as the ref's new value: _swap_discharge_rule applies the earlier "
         "transforms with transform_array and never puts the result back, so "
         "pl.run_state returns an array of the view's shape (f32[2,2] for an "
-        "f32[4] ref), or the ref's values in the view's order",
+        "f32[4] ref), or dtype (u8 through x.bitcast(uint8) of an i8 ref), "
+        "or the ref's values in the view's order",
         symptoms=(("aval-preserved", r"^masked_swap returned a new value \S+ for operand \d+"),
                   ("abstract-concrete", r"^final r\d+ is \w+\[[\d,]*\]; abstract evaluation promised"),
                   ("model-vs-path", r"^final r\d+(\[[\d, ]*\] is .*, expected | has shape)")),
@@ -338,7 +344,8 @@ KNOWN_FINDINGS: tuple[KnownFinding, ...] = (
             ("model-vs-path", r"^final r\d+\[[\d, ]*\] is .*, expected "),
             # ...and into an invalid program's own mistake, after it.
             ("invalid-rejected", _WRONG_SHAPE_DOWNSTREAM),
-            ("partial-discharge", r"Unable to replace an Array with an Array of different shape|"
+            ("partial-discharge", r"Unable to replace an Array with an Array of different "
+                                  r"(shape|dtype)|"
                                   r"Expected aliased input \d+ at index|"
                                   r"Cannot lower jaxpr with verifier errors"),
             ("jit-eager", r"Cannot lower jaxpr with verifier errors"),
@@ -440,8 +447,9 @@ KNOWN_FINDINGS: tuple[KnownFinding, ...] = (
         "integers of the same type, got: int64, int32'): the slice's start "
         "becomes an int64 constant beside the int32 index; pltpu.load of the "
         "same view and x.at[:, i][...] = v work",
-        symptoms=(("valid-runs", r"TypeError: index arguments to dynamic_slice must be integers "
-                                 r"of the same type, got: (int64, int32|int32, int64)"),),
+        symptoms=(("valid-runs", _INT64_BESIDE_INT32),
+                  # ...and in an invalid program, before its own mistake is reached.
+                  ("invalid-rejected", "^" + _INT64_BESIDE_INT32)),
         trigger=_masked_store_with_dynamic_index_under_x64,
         example=ir.Case((ir.Ref("float32", (1, 3)),), (MaskedStore(ir.View(0, (ir.At((
             ir.Slice(), ir.Int(0, True))),)), Iota("float32", (1,))),), paths=("jax_refs",),

@@ -143,6 +143,8 @@ KNOWN_FINDINGS: tuple[KnownFinding, ...] = (
             ("valid-runs", r"ValueError: axis \d+ is out of bounds for array of dimension 0"),
             # ...and in invalid programs, before their own mistake is reached.
             (_INVALID, r"Length of slice indices must match number of operand dimensions \(\d+ vs \(\)\)"),
+            (_INVALID, r"^(IndexError: Too many indices: array is 0-dimensional|"
+                       r"ValueError: Cannot lower jaxpr with verifier errors)"),
             # The reruns meet it too: jit lowers the collapsed ref, the
             # re-indexed program indexes it.
             ("jit-eager", r"raised ValueError: Cannot lower jaxpr with verifier errors"),
