@@ -349,7 +349,9 @@ KNOWN_FINDINGS: tuple[KnownFinding, ...] = (
                                   r"Expected aliased input \d+ at index|"
                                   r"Cannot lower jaxpr with verifier errors"),
             ("jit-eager", r"Cannot lower jaxpr with verifier errors"),
-            ("path-vs-path", r"^final r\d+ differs between")),
+            ("path-vs-path", r"^final r\d+ differs between"),
+            # Re-indexed as one static index, the store no longer goes wrong.
+            ("chain-equivalence", r"^results differ when every view is one static index")),
         trigger=_masked_store_through_transforms,
         example=ir.Case((ir.Ref("int32", (4,)),), (MaskedStore(
             ir.View(0, (ir.Reshape((2, 2)),)), Iota("int32", (2, 2))),), paths=("abstract",)),
