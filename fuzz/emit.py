@@ -154,12 +154,13 @@ def kernel_lines(case: ir.Case) -> tuple[list[str], dict[int, int]]:
     """The kernel's source lines, and which statement each line (1-based) is."""
     unscoped = [f"r{i}" for i, r in enumerate(case.refs) if not r.scoped]
     scoped = [i for i, r in enumerate(case.refs) if r.scoped]
-    lines = [f"def kernel({', '.join(['dyn', 'out', *unscoped, *(f'e{i}' for i in exits(case))])}):"]
+    copied = exits(case)
+    lines = [f"def kernel({', '.join(['dyn', 'out', *unscoped, *(f'e{i}' for i in copied)])}):"]
     indent = "    "
     if scoped:
         lines.append(f"    def body({', '.join(f'r{i}' for i in scoped)}):")
         indent = "        "
-        lines += [f"{indent}r{i}[...] = {pattern_source(case.refs[i])}" for i in exits(case)]
+        lines += [f"{indent}r{i}[...] = {pattern_source(case.refs[i])}" for i in copied]
     e, where = Source(case), {}
     for n, stmt in enumerate(case.body):
         e.n = n
@@ -168,7 +169,7 @@ def kernel_lines(case: ir.Case) -> tuple[list[str], dict[int, int]]:
             where[len(lines)] = n
     if not case.body:
         lines.append(indent + "pass")
-    lines += [f"{indent}e{i}[...] = r{i}[...]" for i in exits(case)]
+    lines += [f"{indent}e{i}[...] = r{i}[...]" for i in copied]
     if scoped:
         allocs = ", ".join(allocation_source(case.refs[i]) for i in scoped)
         lines.append(f"    pl.run_scoped(body, {allocs})")

@@ -4,7 +4,8 @@ A path module has ``NAME``, ``COST`` (the minimizer keeps the cheapest path
 that fails), ``EVALUATES`` (whether it computes values), ``not_applicable``,
 ``harness`` (the Python source that runs the kernel there), ``results``
 (the name and declared aval of each result), ``model_results`` (the values
-the reference model predicts for them, or None) and ``run``. The
+the reference model predicts for them, or None) and, where running it is
+more than evaluating its program's ``function()`` (`run_program`), ``run``. The
 live run executes the *rendered program*: the header here, the kernel
 (`fuzz.emit`) and the path's harness, so a reproducer is exactly the program
 that ran (fuzz/render.py adds only what checks its result).
@@ -194,10 +195,21 @@ def evaluate(case: ir.Case, path: str, fn, args) -> Outcome:
     return o
 
 
+def run_program(case: ir.Case, path: str, wrap=None) -> Outcome:
+    """How an evaluating path runs a case unless its module has a ``run`` of
+    its own: the program's ``function()``, wrapped by ``wrap`` if given (the
+    metamorphic reruns: ``jax.jit``), evaluated."""
+    fn, args = load(case, path)["function"]()
+    return evaluate(case, path, fn if wrap is None else wrap(fn), args)
+
+
 def run(case: ir.Case, path: str, **options) -> Outcome:
     """Run ``case`` on ``path``; an exception is recorded, not raised."""
+    module = MODULES[path]
     try:
-        return MODULES[path].run(case, **options)
+        if hasattr(module, "run"):
+            return module.run(case, **options)
+        return run_program(case, path, **options)
     except Exception as e:  # noqa: BLE001 - every JAX error is data here
         return Outcome(path, error=e)
 

@@ -7,23 +7,10 @@ never happens. A cheap path to compare them with. Only data programs:
 semaphores exist only in kernels."""
 from __future__ import annotations
 
-from fuzz import compat, ir, paths
+from fuzz import compat, ir
 from fuzz.paths import jax_refs
 
 NAME, COST, EVALUATES = "eager", 2, True
-
-_HARNESS = '''\
-def program(dyn, {params}):
-    refs = [jax.new_ref(x) for x in ({params},)]
-    out = jax.new_ref(jnp.zeros(OUT, jnp.int32))
-    kernel(jax.new_ref(dyn), out, *refs)   # eagerly: each ref operation runs as called
-    return (jax.freeze(out), *[jax.freeze(r) for r in refs])
-
-
-def function():
-    """The program as a function, and its arguments."""
-    return program, (DYN, {inputs})
-'''
 
 
 def not_applicable(case: ir.Case) -> str | None:
@@ -43,12 +30,7 @@ def not_applicable(case: ir.Case) -> str | None:
 
 
 def harness(case: ir.Case) -> str:
-    return _HARNESS.format(**jax_refs.arguments(case))
+    return jax_refs.harness(case, jit=False)
 
 
 results, model_results = jax_refs.results, jax_refs.model_results
-
-
-def run(case: ir.Case, wrap=None) -> paths.Outcome:
-    fn, args = paths.load(case, NAME)["function"]()
-    return paths.evaluate(case, NAME, fn if wrap is None else wrap(fn), args)

@@ -14,16 +14,22 @@ NAME, COST, EVALUATES = "jax_refs", 2, True
 _HARNESS = '''\
 def program(dyn, {params}):
     refs = [jax.new_ref(x) for x in ({params},)]
-    out = jax.empty_ref(jax.ShapeDtypeStruct(OUT, jnp.int32))   # no contents until...
-    out[...] = jnp.zeros(OUT, jnp.int32)                         # ...written here
-    jax.jit(jax.checkpoint(kernel))(jax.new_ref(dyn), out, *refs)
+{out}    {kernel}(jax.new_ref(dyn), out, *refs)
     return (jax.freeze(out), *[jax.freeze(r) for r in refs])
 
 
 def function():
     """The program as a function, and its arguments."""
-    return jax.jit(program), (DYN, {inputs})
+    return {program}, (DYN, {inputs})
 '''
+
+# Under jit ``out`` is a jax.empty_ref, written before use; eagerly that
+# primitive has no evaluation rule, so it is a new_ref of zeros there.
+_OUT_UNDER_JIT = """\
+    out = jax.empty_ref(jax.ShapeDtypeStruct(OUT, jnp.int32))   # no contents until...
+    out[...] = jnp.zeros(OUT, jnp.int32)                         # ...written here
+"""
+_OUT_EAGER = "    out = jax.new_ref(jnp.zeros(OUT, jnp.int32))\n"
 
 
 def not_applicable(case: ir.Case) -> str | None:
@@ -41,8 +47,13 @@ def arguments(case: ir.Case) -> dict[str, str]:
             "inputs": "".join(f"{paths.initial_source(case, i)}, " for i in refs)}
 
 
-def harness(case: ir.Case) -> str:
-    return _HARNESS.format(**arguments(case))
+def harness(case: ir.Case, *, jit: bool = True) -> str:
+    """The program under jit; with ``jit=False`` the same program run
+    eagerly (the ``eager`` path)."""
+    if jit:
+        return _HARNESS.format(**arguments(case), out=_OUT_UNDER_JIT,
+                               kernel="jax.jit(jax.checkpoint(kernel))", program="jax.jit(program)")
+    return _HARNESS.format(**arguments(case), out=_OUT_EAGER, kernel="kernel", program="program")
 
 
 def results(case: ir.Case) -> list[tuple[str, paths.Aval]]:
@@ -52,8 +63,3 @@ def results(case: ir.Case) -> list[tuple[str, paths.Aval]]:
 
 def model_results(case: ir.Case, meaning) -> list | None:
     return [paths.padded_reads(meaning), *[meaning.state[i] for i in paths.unscoped(case)]]
-
-
-def run(case: ir.Case, wrap=None) -> paths.Outcome:
-    fn, args = paths.load(case, NAME)["function"]()
-    return paths.evaluate(case, NAME, fn if wrap is None else wrap(fn), args)

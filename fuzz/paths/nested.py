@@ -9,7 +9,7 @@ Only data programs: closed-over refs must be plain refs, and semaphores
 exist only as kernel scratch."""
 from __future__ import annotations
 
-from fuzz import compat, ir, paths
+from fuzz import compat, ir
 from fuzz.paths import jax_refs
 
 NAME, COST, EVALUATES = "nested", 3, True
@@ -50,8 +50,3 @@ def harness(case: ir.Case) -> str:
 
 
 results, model_results = jax_refs.results, jax_refs.model_results
-
-
-def run(case: ir.Case, wrap=None) -> paths.Outcome:
-    fn, args = paths.load(case, NAME)["function"]()
-    return paths.evaluate(case, NAME, fn if wrap is None else wrap(fn), args)

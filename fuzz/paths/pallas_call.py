@@ -82,8 +82,3 @@ def results(case: ir.Case) -> list[tuple[str, paths.Aval]]:
 def model_results(case: ir.Case, meaning) -> list | None:
     data, exits, _ = operands(case)
     return [paths.padded_reads(meaning), *[meaning.state[i] for i in data + exits]]
-
-
-def run(case: ir.Case, wrap=None) -> paths.Outcome:
-    fn, args = paths.load(case, NAME)["function"]()
-    return paths.evaluate(case, NAME, fn if wrap is None else wrap(fn), args)

@@ -33,8 +33,3 @@ def results(case: ir.Case) -> list[tuple[str, paths.Aval]]:
 def model_results(case: ir.Case, meaning) -> list | None:
     return [paths.dyn(case).tolist(), paths.padded_reads(meaning),
             *[meaning.state[i] for i in paths.unscoped(case)]]
-
-
-def run(case: ir.Case, wrap=None) -> paths.Outcome:
-    fn, args = paths.load(case, NAME)["function"]()
-    return paths.evaluate(case, NAME, fn if wrap is None else wrap(fn), args)

@@ -44,11 +44,10 @@ def harness(case: ir.Case) -> str:
 
 
 def run(case: ir.Case) -> paths.Outcome:
-    fn, args = paths.load(case, NAME)["function"]()
     printed = io.StringIO()
     try:
         with contextlib.redirect_stdout(printed):
-            o = paths.evaluate(case, NAME, fn, args)
+            o = paths.run_program(case, NAME)
     except Exception:
         # The interpreter's global state is unusable after an error until reset.
         pltpu.reset_tpu_interpret_mode_state()
