@@ -69,12 +69,11 @@ def data_refs(dtypes=ir.DATA_DTYPES, *, memory_spaces=(None, *ir.MEMORY_SPACES),
         raise InvalidArgument(f"memory_spaces {bad or '()'} must be a non-empty subset of "
                               f"{(None, *ir.MEMORY_SPACES)}")
     one_in_four = st.sampled_from((False, False, False, True))
-    where = st.tuples(one_in_four if scoped else st.just(False),
-                      one_in_four if aliased else st.just(False)).map(
-        lambda sa: (sa[0], sa[1] and not sa[0]))
-    return st.builds(lambda kind, shape, space, sa: ir.Ref(kind, shape, sa[0], space, sa[1]),
+    return st.builds(lambda kind, shape, space, s, a: ir.Ref(kind, shape, s, space, a and not s),
                      st.sampled_from(tuple(dtypes)), semaphore_shapes(max_dims=4, max_side=4),
-                     st.sampled_from(tuple(memory_spaces)), where)
+                     st.sampled_from(tuple(memory_spaces)),
+                     one_in_four if scoped else st.just(False),
+                     one_in_four if aliased else st.just(False))
 
 
 def balance(body) -> tuple[ir.Statement, ...]:

@@ -75,6 +75,7 @@ class Fill:
     operand: ir.Int
     shape: tuple[int, ...] = ()
     tag: ClassVar[str] = "fill"
+    dtype: ClassVar[str] = "int32"   # what ``dyn`` holds
 
     def source(self, e) -> str:
         x = e.operand(self.operand)
@@ -209,7 +210,7 @@ def value_mistakes(case, view, value) -> set[str]:
     if isinstance(value, (Iota, ir.Result, Fill)):
         try:
             got_shape, got_kind = (produced(case, value.stmt) if isinstance(value, ir.Result)
-                                   else (value.shape, getattr(value, "dtype", "int32")))
+                                   else (value.shape, value.dtype))
         except ir.IRError:
             return set()   # the statement it names makes its own mistake
         found = set() if got_shape == shape else {"value_shape"}
