@@ -46,13 +46,13 @@ def _why(want, got) -> str:
 
 
 def _blame(case, writer) -> str:
-    return "?" if writer is None else ir.primitive(case.body[writer])
+    return "?" if writer is None else ir.primitive(case.statements[writer])
 
 
 def statement_kind(case: ir.Case, k: int | None) -> str:
     """Statement ``k`` by kind (``signal``), not by its view: views change as
     a case is minimized, the kind of statement does not."""
-    return "untouched" if k is None else case.body[k].tag
+    return "untouched" if k is None else case.statements[k].tag
 
 
 def relation(want: int, got: int, effect: int = 0) -> str:
@@ -74,7 +74,7 @@ def relation(want: int, got: int, effect: int = 0) -> str:
 
 
 def _shape(case, observed: str, writer, want, got) -> str:
-    effect = model.effect(case.body[writer]) if writer is not None else 0
+    effect = model.effect(case.statements[writer]) if writer is not None else 0
     return f"{observed}|{statement_kind(case, writer)}|{relation(want, got, effect)}"
 
 
@@ -103,10 +103,10 @@ def against_model(case: ir.Case, meaning: model.Meaning, outcome) -> list[Mismat
     """Where ``outcome`` (an error-free run of a valid case with a defined
     meaning) differs from what the case means."""
     # diffs: (statement to blame, message, shape, where it is seen), in order
-    rows, diffs, end = [], [], len(case.body)
+    rows, diffs, end = [], [], len(case.statements)
     if outcome.reads is not None:
         rows.append(("reads", list(meaning.reads), list(outcome.reads)))
-        reads = [n for n, s in enumerate(case.body) if s.tag == "read"]
+        reads = [n for n, s in enumerate(case.statements) if s.writes_out]
         for k, (want, got) in enumerate(zip(meaning.reads, outcome.reads)):
             if want != got:
                 writer = meaning.read_writers[k]
@@ -159,7 +159,7 @@ def between_paths(case: ir.Case, outcomes) -> list[Mismatch]:
     for a, b in zip(ran, ran[1:]):
         if list(a.reads) != list(b.reads):
             k = next(k for k, (x, y) in enumerate(zip(a.reads, b.reads)) if x != y)
-            read = [n for n, s in enumerate(case.body) if s.tag == "read"][k]
+            read = [n for n, s in enumerate(case.statements) if s.writes_out][k]
             found.append(Mismatch(
                 "path-vs-path", "semaphore_read", f"{a.path}/{b.path}",
                 f"read {k} is {a.reads[k]} on {a.path}, {b.reads[k]} on {b.path}",

@@ -77,6 +77,16 @@ class Source:
         self._slots = itertools.count()
         self._reads = itertools.count()
 
+    def block(self, body: tuple, start: int) -> list[tuple[str, int]]:
+        """The lines of the statements of ``body`` (numbered from ``start``),
+        each with the number of the statement it belongs to."""
+        out, n = [], start
+        for stmt in body:
+            self.n = n
+            out += stmt.lines(self, n)
+            n += ir.size(stmt)
+        return out
+
     def read_slot(self) -> int:
         """The ``out`` slot of the next semaphore read."""
         return next(self._reads)
@@ -162,11 +172,9 @@ def kernel_lines(case: ir.Case) -> tuple[list[str], dict[int, int]]:
         indent = "        "
         lines += [f"{indent}r{i}[...] = {pattern_source(case.refs[i])}" for i in copied]
     e, where = Source(case), {}
-    for n, stmt in enumerate(case.body):
-        e.n = n
-        for line in stmt.source(e).splitlines():
-            lines.append(indent + line)
-            where[len(lines)] = n
+    for line, n in e.block(case.body, 0):
+        lines.append(indent + line)
+        where[len(lines)] = n
     if not case.body:
         lines.append(indent + "pass")
     lines += [f"{indent}e{i}[...] = r{i}[...]" for i in copied]

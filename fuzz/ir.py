@@ -166,6 +166,32 @@ class Statement:
 
     # Whether the statement gives a value a later `Result` may name.
     produces_value: ClassVar[bool] = False
+    # Fields holding nested statements (control flow): a block (a tuple of
+    # statements) or a tuple of blocks. Statements are numbered in pre-order
+    # (`flat`): a control statement, then its blocks' statements in order.
+    block_fields: ClassVar[tuple[str, ...]] = ()
+    # Whether the statement writes a slot of ``out`` (a semaphore read): only
+    # at the top level, where it runs exactly once.
+    writes_out: ClassVar[bool] = False
+
+    def blocks(self) -> tuple[tuple[Statement, ...], ...]:
+        """The nested blocks, in numbering order."""
+        found = []
+        for name in self.block_fields:
+            value = getattr(self, name)
+            found.extend(value if value and isinstance(value[0], tuple) else (value,))
+        return tuple(found)
+
+    def with_blocks(self, blocks) -> Statement:
+        """The same statement with its blocks replaced (same count, in order)."""
+        blocks, fields = list(blocks), {}
+        for name in self.block_fields:
+            value = getattr(self, name)
+            if value and isinstance(value[0], tuple):
+                fields[name] = tuple(blocks.pop(0) for _ in value)
+            else:
+                fields[name] = tuple(blocks.pop(0))
+        return dataclasses.replace(self, **fields)
 
     def check(self, case: Case, n: int) -> None:
         """Raise IRError if this statement (number ``n``) is not well-formed data."""
@@ -249,8 +275,13 @@ class Case:
         return self.expect is None
 
     @property
+    def statements(self) -> tuple[Statement, ...]:
+        """Every statement, nested ones included, by number (`flat`)."""
+        return flat(self.body)
+
+    @property
     def num_reads(self) -> int:
-        return sum(s.tag == "read" for s in self.body)
+        return sum(s.writes_out for s in self.statements)
 
     @property
     def dynamic_values(self) -> tuple[int, ...]:
@@ -290,19 +321,100 @@ def replace_nodes(node, kind, fn):
     return node
 
 
-def without_statement(body: tuple, i: int) -> tuple | None:
-    """``body`` without statement ``i``, later `Result`s renumbered; None when
-    a later statement uses its value."""
-    if any(r.stmt == i for r in walk(body[i + 1:], Result)):
+def flat(body: tuple) -> tuple[Statement, ...]:
+    """The statements of ``body`` in pre-order: statement number ``n`` is
+    ``flat(body)[n]``. A `Result` names a statement by this number."""
+    out = []
+    for stmt in body:
+        out.append(stmt)
+        for block in stmt.blocks():
+            out.extend(flat(block))
+    return tuple(out)
+
+
+def size(stmt: Statement) -> int:
+    """How many numbers ``stmt`` takes: itself and its nested statements."""
+    return 1 + sum(len(flat(b)) for b in stmt.blocks())
+
+
+def enclosing(body: tuple, n: int) -> list[int]:
+    """The numbers of the control statements statement ``n`` is nested in,
+    innermost first."""
+    found, k = [], 0
+    for stmt in body:
+        if k < n < k + size(stmt):
+            first = k + 1
+            for b in stmt.blocks():
+                if first <= n < first + len(flat(b)):
+                    found = [first + m for m in enclosing(b, n - first)] + [k]
+                first += len(flat(b))
+        k += size(stmt)
+    return found
+
+
+def _replaced(body: tuple, n: int, new: tuple, start: int = 0) -> tuple:
+    """``body`` with statement number ``n`` replaced by the statements ``new``
+    (Results untouched)."""
+    out, k = [], start
+    for stmt in body:
+        if k == n:
+            out.extend(new)
+        elif k < n < k + size(stmt):
+            blocks, first = [], k + 1
+            for b in stmt.blocks():
+                blocks.append(_replaced(b, n, new, first))
+                first += len(flat(b))
+            out.append(stmt.with_blocks(blocks))
+        else:
+            out.append(stmt)
+        k += size(stmt)
+    return tuple(out)
+
+
+def _renumbered(body: tuple, mapping: dict[int, int]) -> tuple | None:
+    """``body`` with every `Result` renumbered by ``mapping``; None when one
+    names a statement the mapping drops."""
+    if any(r.stmt not in mapping for r in walk(body, Result)):
         return None
-    return body[:i] + replace_nodes(
-        body[i + 1:], Result, lambda r: Result(r.stmt - 1) if r.stmt > i else r)
+    return replace_nodes(body, Result, lambda r: Result(mapping[r.stmt]))
+
+
+def without_statement(body: tuple, n: int) -> tuple | None:
+    """``body`` without statement number ``n`` (and what it nests), later
+    `Result`s renumbered; None when a remaining statement uses a value it
+    removes."""
+    gone = size(flat(body)[n])
+    mapping = {k: k if k < n else k - gone for k in range(len(flat(body)))
+               if not n <= k < n + gone}
+    return _renumbered(_replaced(body, n, ()), mapping)
+
+
+def unwrapped(body: tuple, n: int, b: int) -> tuple | None:
+    """``body`` with control statement number ``n`` replaced by the statements
+    of its block ``b`` (a loop by its body run once, a cond by one branch);
+    None when a remaining statement uses a value it removes."""
+    stmt = flat(body)[n]
+    first = n + 1 + sum(len(flat(x)) for x in stmt.blocks()[:b])
+    kept = len(flat(stmt.blocks()[b]))
+    gone = size(stmt)
+    mapping = {k: k for k in range(n)}
+    mapping.update({first + j: n + j for j in range(kept)})
+    mapping.update({k: k - gone + kept for k in range(n + gone, len(flat(body)))})
+    return _renumbered(_replaced(body, n, stmt.blocks()[b]), mapping)
 
 
 def with_statement(body: tuple, i: int, stmt: Statement) -> tuple:
-    """``body`` with ``stmt`` inserted as statement ``i``, later `Result`s renumbered."""
+    """``body`` with ``stmt`` inserted as its top-level statement ``i``,
+    later `Result`s renumbered."""
+    at, grow = len(flat(body[:i])), size(stmt)
     return (*body[:i], stmt, *replace_nodes(
-        body[i:], Result, lambda r: Result(r.stmt + 1) if r.stmt >= i else r))
+        body[i:], Result, lambda r: Result(r.stmt + grow) if r.stmt >= at else r))
+
+
+def replaced_statement(body: tuple, n: int, stmt: Statement) -> tuple:
+    """``body`` with statement number ``n`` replaced by ``stmt``, which nests
+    as many statements (a simpler variant of the same shape)."""
+    return _replaced(body, n, (stmt,))
 
 
 def walk_ints(case: Case):
@@ -311,9 +423,16 @@ def walk_ints(case: Case):
     yield from walk(case.body, (Int, IntArray))
 
 
+def own(stmt: Statement, kind) -> tuple:
+    """Nodes of type ``kind`` in ``stmt``'s own fields (not in its blocks)."""
+    return tuple(x for f in dataclasses.fields(stmt) if f.name not in stmt.block_fields
+                 for x in walk(getattr(stmt, f.name), kind))
+
+
 def views(stmt: Statement) -> tuple[View, ...]:
-    """The views a statement names (its refs, through their transforms)."""
-    return tuple(walk(stmt, View))
+    """The views a statement names (its refs, through their transforms); a
+    control statement's nested statements name their own."""
+    return own(stmt, View)
 
 
 # --- shapes -------------------------------------------------------------------
@@ -415,18 +534,7 @@ def check_case(case: Case) -> None:
             raise IRError(f"path {p!r} not in {PATHS}")
     if not case.paths:
         raise IRError("a case needs at least one path")
-    for n, stmt in enumerate(case.body):
-        for view in views(stmt):
-            if not 0 <= view.ref < len(case.refs):
-                raise IRError(f"statement {n} uses ref {view.ref}, case has {len(case.refs)}")
-            for t in view.transforms:
-                if isinstance(t, Bitcast) and t.dtype not in BITCAST_DTYPES:
-                    raise IRError(f"bitcast dtype {t.dtype!r} not in {BITCAST_DTYPES}")
-        for r in walk(stmt, Result):
-            if not (0 <= r.stmt < n and case.body[r.stmt].produces_value):
-                raise IRError(f"statement {n} uses the value of statement {r.stmt}, "
-                              "which is not an earlier statement with a value")
-        stmt.check(case, n)
+    _check_block(case, case.body, 0, frozenset())
     for i in walk_ints(case):
         values = i.values if isinstance(i, IntArray) else (i.value,)
         if not all(isinstance(v, int) and not isinstance(v, bool) for v in values):
@@ -435,3 +543,33 @@ def check_case(case: Case) -> None:
                 -2**31 <= v < 2**31 for v in values):
             raise IRError(f"operand {values} does not fit int32")
 
+
+def _check_block(case: Case, block: tuple, start: int, visible: frozenset[int]) -> None:
+    """Check the statements of ``block``, numbered from ``start``: a `Result`
+    names an earlier statement with a value in the same block or an
+    enclosing one (a nested block's values end with it)."""
+    n = start
+    for stmt in block:
+        if not isinstance(stmt, Statement):
+            raise IRError(f"statement {n}: {stmt!r:.60} is not a statement")
+        for view in views(stmt):
+            if not 0 <= view.ref < len(case.refs):
+                raise IRError(f"statement {n} uses ref {view.ref}, case has {len(case.refs)}")
+            for t in view.transforms:
+                if isinstance(t, Bitcast) and t.dtype not in BITCAST_DTYPES:
+                    raise IRError(f"bitcast dtype {t.dtype!r} not in {BITCAST_DTYPES}")
+        for r in own(stmt, Result):
+            if r.stmt not in visible:
+                raise IRError(f"statement {n} uses the value of statement {r.stmt}, "
+                              "which is not an earlier statement with a value in its scope")
+        if stmt.writes_out and start:
+            raise IRError(f"statement {n}: a {stmt.tag} writes an out slot, so it runs "
+                          "only at the top level")
+        stmt.check(case, n)
+        first = n + 1
+        for b in stmt.blocks():
+            _check_block(case, b, first, visible)
+            first += len(flat(b))
+        if stmt.produces_value:
+            visible |= {n}
+        n += size(stmt)

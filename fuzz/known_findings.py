@@ -26,6 +26,8 @@ ALL_KNOWN: tuple[KnownFinding, ...] = ops.known_findings()
 # The entries seen on the running JAX release.
 KNOWN = tuple(k for k in ALL_KNOWN if compat.jax_version()[:2] in k.jax_versions)
 BY_ID = {k.id: k for k in ALL_KNOWN}
+# Each family's entries are about its own statements.
+FAMILY = ops.finding_families()
 
 
 def _hits(patterns, failure) -> bool:
@@ -35,15 +37,23 @@ def _hits(patterns, failure) -> bool:
 
 def trigger_statements(k: KnownFinding, failure) -> list[int]:
     """The statements ``failure`` is about that have ``k``'s trigger: the one
-    it is pinned to, or, pinned to none, those of its primitive."""
+    it is pinned to (or a control statement it is nested in), or, pinned to
+    none, those of its primitive."""
     case = failure.case
     if case is None:
         return []
     if failure.statement is not None:
         at = failure.statement
-        return [at] if at < len(case.body) and k.trigger(case, at) else []
-    return [n for n, stmt in enumerate(case.body)
-            if failure.primitive in (ir.primitive(stmt), "?") and k.trigger(case, n)]
+        if at >= len(case.statements):
+            return []
+        return [n for n in (at, *ir.enclosing(case.body, at)) if _has_trigger(k, case, n)]
+    return [n for n, stmt in enumerate(case.statements)
+            if failure.primitive in (ir.primitive(stmt), "?") and _has_trigger(k, case, n)]
+
+
+def _has_trigger(k: KnownFinding, case: ir.Case, n: int) -> bool:
+    """Statement ``n`` is of ``k``'s family and has its trigger."""
+    return case.statements[n].family == FAMILY[k.id] and k.trigger(case, n)
 
 
 def _downstream(k: KnownFinding, failure, roots: list[int]) -> bool:
@@ -53,9 +63,14 @@ def _downstream(k: KnownFinding, failure, roots: list[int]) -> bool:
     none."""
     if failure.statement is None:
         return bool(roots)
-    body = failure.case.body
+    case = failure.case
+    body = case.statements
     at = failure.statement if failure.seen_at is None else failure.seen_at
-    return any(at >= r and body[failure.statement].view.ref == body[r].view.ref for r in roots)
+    # A control statement stands for the statements nested in it (``at``
+    # may also be the end of the program).
+    last = at + ir.size(body[at]) - 1 if at < len(body) else at
+    refs = {v.ref for v in ir.walk(body[failure.statement], ir.View)}
+    return any(last >= r and refs & {v.ref for v in ir.views(body[r])} for r in roots)
 
 
 def _on_paths(k: KnownFinding, failure) -> bool:

@@ -53,15 +53,16 @@ def cost(case: ir.Case) -> tuple:
     """What "simpler" means, most important first (lexicographic, so the
     search terminates)."""
     ints = list(ir.walk_ints(case))
-    return (len(case.body),
-            sum(len(v.transforms) for s in case.body for v in ir.views(s)),
+    statements = case.statements
+    return (len(statements),
+            sum(len(v.transforms) for v in ir.walk(case.body, ir.View)),
             len(case.refs),
             sum(PATH_COST.get(p, 10) for p in case.paths),
             sum(len(r.shape) for r in case.refs),
             sum(d for r in case.refs for d in r.shape),
             sum(i.dynamic for i in ints),
             sum(r.scoped + r.aliased + (r.memory_space is not None) for r in case.refs),
-            sum(s.complexity() for s in case.body),
+            sum(s.complexity() for s in statements),
             sum(r.kind != "int16" for r in case.refs) + case.x64,
             sum(abs(v) for i in ints for v in (i.values if isinstance(i, ir.IntArray) else (i.value,))))
 
@@ -71,7 +72,7 @@ def cost(case: ir.Case) -> tuple:
 def mistakes(case: ir.Case) -> frozenset[str]:
     """The mistakes (by `fuzz.ops.Mistake` name) the case's statements make:
     empty for a valid program. Each op says which it makes."""
-    return frozenset(m for stmt in case.body for m in stmt.mistakes(case))
+    return frozenset(m for stmt in case.statements for m in stmt.mistakes(case))
 
 
 # --- simpler variants ---------------------------------------------------------
@@ -102,43 +103,49 @@ def _fewer_statements(case):
             second = second and ir.without_statement(second, 0)
         if second:
             yield {"body": second}
-    for i in range(n):
+    statements = case.statements
+    # A control statement unwrapped: its body run once, one branch taken.
+    for i, stmt in enumerate(statements):
+        for b in range(len(stmt.blocks())):
+            if (flatter := ir.unwrapped(body, i, b)) is not None:
+                yield {"body": flatter}
+    for i in range(len(statements)):
         if (fewer := ir.without_statement(body, i)) is not None:
             yield {"body": fewer}
 
 
 def _fewer_refs(case):
-    used = {v.ref for s in case.body for v in ir.views(s)}
+    used = {v.ref for v in ir.walk(case.body, ir.View)}
     for i in range(len(case.refs)):
         if i in used:
             continue
         renumber = {old: old - (old > i) for old in used}
         yield {"refs": case.refs[:i] + case.refs[i + 1:],
-               "body": tuple(replace(s, view=replace(s.view, ref=renumber[s.view.ref]))
-                             for s in case.body)}
+               "body": ir.replace_nodes(case.body, ir.View,
+                                        lambda v: replace(v, ref=renumber[v.ref]))}
 
 
-def _with_statement(case, i, stmt):
-    return {"body": case.body[:i] + (stmt,) + case.body[i + 1:]}
+def _with_statement(case, n, stmt):
+    return {"body": ir.replaced_statement(case.body, n, stmt)}
 
 
 def _shorter_chains(case):
-    for i, stmt in enumerate(case.body):
-        chain = stmt.view.transforms
+    for n, stmt in enumerate(case.statements):
+        chain = stmt.view.transforms if hasattr(stmt, "view") else ()
         for j in range(len(chain)):
             view = replace(stmt.view, transforms=chain[:j] + chain[j + 1:])
-            yield _with_statement(case, i, replace(stmt, view=view))
+            yield _with_statement(case, n, replace(stmt, view=view))
 
 
 def _simpler_statements(case):
-    for i, stmt in enumerate(case.body):
+    for n, stmt in enumerate(case.statements):
         for simpler in _simpler_statement(case, stmt):
-            yield _with_statement(case, i, simpler)
+            yield _with_statement(case, n, simpler)
 
 
 def _simpler_statement(case, stmt):
     yield from stmt.simpler(case)
-    chain = stmt.view.transforms
+    chain = stmt.view.transforms if hasattr(stmt, "view") else ()
     for j, t in enumerate(chain):
         if not isinstance(t, ir.At):
             continue

@@ -123,13 +123,13 @@ def dtype(kind: str) -> np.dtype:
 
 def counts_refs(case: ir.Case) -> set[int]:
     """Refs that some semaphore statement uses: they hold counts from 0."""
-    return {v.ref for s in case.body if s.family == "semaphore" for v in ir.views(s)}
+    return {v.ref for s in case.statements if s.family == "semaphore" for v in ir.views(s)}
 
 
 def data_refs(case: ir.Case) -> set[int]:
     """Refs only data statements use: they hold values from `initial`'s
     pattern (a ref no statement uses holds zeros, like a counts ref)."""
-    return {v.ref for s in case.body if s.family != "semaphore"
+    return {v.ref for s in case.statements if s.family != "semaphore"
             for v in ir.views(s)} - counts_refs(case)
 
 
@@ -181,6 +181,16 @@ class Memory:
             raise ModelError(f"statement {n}: {stmt.tag} of a view of shape {pos.shape}")
         return int(pos)
 
+    def run(self, block: tuple, start: int) -> str | None:
+        """Run the statements of ``block``, numbered from ``start`` (`ir.flat`);
+        return why the program has no meaning from there on, or None."""
+        n = start
+        for stmt in block:
+            if (undefined := stmt.run(self, n)) is not None:
+                return undefined
+            n += ir.size(stmt)
+        return None
+
     def meaning(self, undefined: str | None = None) -> Meaning:
         return Meaning(tuple(self.reads), tuple(a.tolist() for a in self.arrays), undefined,
                        tuple(self.read_writers), tuple(w.tolist() for w in self.writers))
@@ -190,10 +200,7 @@ def evaluate(case: ir.Case) -> Meaning:
     """Run ``case`` on the model. Raises ModelError for statements no valid
     program has (e.g. a non-scalar semaphore view, a remote signal)."""
     memory = Memory(case)
-    for n, stmt in enumerate(case.body):
-        if (undefined := stmt.run(memory, n)) is not None:
-            return memory.meaning(undefined)
-    return memory.meaning()
+    return memory.meaning(memory.run(case.body, 0))
 
 
 def canonical(case: ir.Case) -> ir.Case | None:
@@ -203,12 +210,63 @@ def canonical(case: ir.Case) -> ir.Case | None:
     one element, or is bitcast (its dtype would be lost)."""
     if any(positions(tuple(case.refs[v.ref].shape), v, case.refs[v.ref].bits).shape != ()
            or any(isinstance(t, ir.Bitcast) for t in v.transforms)
-           for s in case.body for v in ir.views(s)):
+           for v in ir.walk(case.body, ir.View)):
         return None
 
     def simple(view):
         index = element(tuple(case.refs[view.ref].shape), view)
         return ir.View(view.ref, (ir.At(tuple(ir.Int(i) for i in index)),) if index else ())
 
-    body = tuple(dataclasses.replace(s, view=simple(s.view)) for s in case.body)
-    return dataclasses.replace(case, body=body)
+    return dataclasses.replace(case, body=ir.replace_nodes(case.body, ir.View, simple))
+
+
+def unrolled(case: ir.Case) -> ir.Case:
+    """``case`` with every control statement replaced by the blocks it runs
+    (a loop's body ``count`` times, a cond's branch taken): the same program
+    by the model's semantics, with no control flow left to discharge. A
+    block that never runs stays, under a static ``pl.when(0 != 0)``, which
+    traces nothing: every ref keeps its use, so it starts from the same
+    contents (`initial`).
+
+    >>> from fuzz.ops.control import Loop
+    >>> from fuzz.ops.semaphore import Signal
+    >>> sig = Signal(ir.View(0), ir.Int(1))
+    >>> len(unrolled(ir.Case((ir.Ref("int16", ()),), (Loop(ir.Int(3), (sig,)),))).body)
+    3
+    """
+    from fuzz.ops.control import When
+    out: list[ir.Statement] = []
+    latest: dict[int, int] = {}   # a statement's number -> its newest copy's
+    number = 0                    # the number the next statement appended gets
+
+    def append(stmt):
+        nonlocal number
+        out.append(stmt)
+        number += ir.size(stmt)
+
+    def copy(block, start):
+        n = start
+        for stmt in block:
+            if not stmt.block_fields:
+                latest[n] = number
+                append(ir.replace_nodes(stmt, ir.Result, lambda r: ir.Result(latest[r.stmt])))
+            else:
+                ran = stmt.executed(n)
+                for inner, first in ran:
+                    copy(inner, first)
+                firsts = stmt.firsts(n)
+                for b, first in zip(stmt.blocks(), firsts):
+                    if first not in {f for _, f in ran}:
+                        append(_dead(b, first, number, latest, When))
+            n += ir.size(stmt)
+    copy(case.body, 0)
+    return dataclasses.replace(case, body=tuple(out))
+
+
+def _dead(block, first, at, latest, when):
+    """``block`` (its first statement numbered ``first``) under a
+    ``pl.when`` that never runs, numbered ``at``: its own values renumbered
+    to follow, earlier ones to their newest copies."""
+    inside = len(ir.flat(block))
+    return when(ir.Int(0), ir.replace_nodes(block, ir.Result, lambda r: ir.Result(
+        at + 1 + r.stmt - first if first <= r.stmt < first + inside else latest[r.stmt])))

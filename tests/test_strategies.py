@@ -24,7 +24,7 @@ def _find(strategy, condition, *, shrink=False):
 
 
 def _indices(case):
-    return [i for s in case.body for t in s.view.transforms if isinstance(t, ir.At)
+    return [i for v in ir.walk(case.body, ir.View) for t in v.transforms if isinstance(t, ir.At)
             for i in t.indices]
 
 
@@ -41,9 +41,10 @@ def test_scalar_array_and_zero_size_shapes_occur(shape_test):
 
 
 @pytest.mark.parametrize("wanted", [
-    lambda c: any(isinstance(t, ir.Reshape) for s in c.body for t in s.view.transforms),
-    lambda c: any(isinstance(t, ir.Transpose) for s in c.body for t in s.view.transforms),
-    lambda c: any(sum(isinstance(t, ir.At) for t in s.view.transforms) >= 2 for s in c.body),
+    lambda c: any(isinstance(t, ir.Reshape) for v in ir.walk(c.body, ir.View) for t in v.transforms),
+    lambda c: any(isinstance(t, ir.Transpose) for v in ir.walk(c.body, ir.View) for t in v.transforms),
+    lambda c: any(sum(isinstance(t, ir.At) for t in v.transforms) >= 2
+                  for v in ir.walk(c.body, ir.View)),
     lambda c: any(isinstance(i, ir.Int) and i.value < 0 and not i.dynamic for i in _indices(c)),
     lambda c: any(isinstance(i, ir.Int) and i.dynamic for i in _indices(c)),
     lambda c: any(isinstance(i, ir.Ds) and i.start.dynamic for i in _indices(c)),
@@ -51,7 +52,7 @@ def test_scalar_array_and_zero_size_shapes_occur(shape_test):
     lambda c: any(isinstance(i, ir.Slice) and (i.step or 1) > 1 for i in _indices(c)),
     lambda c: any(isinstance(i, ir.IntArray) for i in _indices(c)),
     lambda c: any(isinstance(i, ir.Ellipsis_) for i in _indices(c)),
-    lambda c: any(isinstance(t, ir.Bitcast) for s in c.body for t in s.view.transforms),
+    lambda c: any(isinstance(t, ir.Bitcast) for v in ir.walk(c.body, ir.View) for t in v.transforms),
 ], ids=["reshape", "transpose", "chained_at", "negative_int", "dynamic_int", "dynamic_ds",
         "static_ds", "strided_slice", "int_array", "ellipsis", "bitcast"])
 def test_every_transform_kind_occurs(wanted):
@@ -60,7 +61,7 @@ def test_every_transform_kind_occurs(wanted):
 
 def test_bitcast_occurs_in_invalid_programs():
     _find(invalid_programs(), lambda c: any(isinstance(t, ir.Bitcast)
-                                            for s in c.body for t in s.view.transforms))
+                                            for v in ir.walk(c.body, ir.View) for t in v.transforms))
 
 
 @pytest.mark.parametrize("wanted", [
@@ -96,7 +97,7 @@ def test_every_mistake_occurs(mistake):
 @given(programs())
 def test_valid_semaphore_statements_use_scalar_views(case):
     assert case.valid
-    for s in case.body:
+    for s in case.statements:
         if s.family == "semaphore":
             assert ir.view_shape(case, s.view) == ()
 
@@ -113,7 +114,7 @@ def test_shrinking_heads_for_small_programs():
     case = _find(programs(), lambda c: any(isinstance(s, Wait) for s in c.body), shrink=True)
     # One wait, or a signal and the wait that balances it.
     assert len(case.body) <= 2 and case.refs[0].shape == () and len(case.refs) == 1
-    assert all(len(s.view.transforms) == 0 for s in case.body)
+    assert all(len(v.transforms) == 0 for v in ir.walk(case.body, ir.View))
 
 
 @pytest.mark.parametrize("bad", [

@@ -26,6 +26,11 @@ class Op(ir.Statement):
         (`fuzz.emit.Source`: ``e.view``, ``e.operand``, ...)."""
         raise NotImplementedError
 
+    def lines(self, e, n: int) -> list[tuple[str, int]]:
+        """The statement's lines, each with the statement it belongs to (a
+        control statement's nested lines belong to the nested statements)."""
+        return [(line, n) for line in self.source(e).splitlines()]
+
     def run(self, memory, n: int) -> str | None:
         """Apply the statement (number ``n``) to `fuzz.model.Memory`; return
         why the program has no meaning from here on, or None."""

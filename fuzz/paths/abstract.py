@@ -100,6 +100,6 @@ def value_avals(jaxpr, case: ir.Case) -> dict[int, paths.Aval]:
     found = {}
     for eqn in _equations(jaxpr):
         k = blame.of_traceback(eqn.source_info.traceback) if eqn.outvars else None
-        if k is not None and eqn.primitive.name == case.body[k].primitive:
+        if k is not None and eqn.primitive.name == case.statements[k].primitive:
             found[k] = paths.aval_of(eqn.outvars[0].aval)
     return found

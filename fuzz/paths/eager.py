@@ -19,9 +19,9 @@ def not_applicable(case: ir.Case) -> str | None:
     or their mistake."""
     if why := jax_refs.not_applicable(case):
         return why
-    if any(s.primitive in ("masked_load", "masked_swap") for s in case.body):
+    if any(s.primitive in ("masked_load", "masked_swap") for s in case.statements):
         return "pltpu.load / pltpu.store have no eager evaluation rule"
-    transforms = [t for s in case.body for v in ir.views(s) for t in v.transforms]
+    transforms = [t for s in case.statements for v in ir.views(s) for t in v.transforms]
     if any(isinstance(t, (ir.Reshape, ir.Transpose, ir.Bitcast)) for t in transforms):
         return "an eager jax.Ref has no .reshape / .transpose / .bitcast"
     if compat.jax_version()[:2] < (0, 12) and any(isinstance(t, ir.At) for t in transforms):

@@ -33,7 +33,7 @@ _OUT_EAGER = "    out = jax.new_ref(jnp.zeros(OUT, jnp.int32))\n"
 
 
 def not_applicable(case: ir.Case) -> str | None:
-    if any(r.is_semaphore for r in case.refs) or any(s.family == "semaphore" for s in case.body):
+    if any(r.is_semaphore for r in case.refs) or any(s.family == "semaphore" for s in case.statements):
         return "semaphores exist only inside Pallas kernels"
     if any(r.scoped for r in case.refs):
         return "pl.run_scoped exists only inside Pallas kernels"

@@ -16,14 +16,14 @@ from fuzz.ops.ref.swap import Swap
 
 def _data_view_not_only_indexed(case: ir.Case, k: int) -> bool:
     """A data statement through a view with a reshape, transpose or bitcast."""
-    stmt = case.body[k]
+    stmt = case.statements[k]
     return stmt.family == "ref" and any(
         isinstance(t, (ir.Reshape, ir.Transpose, ir.Bitcast)) for t in stmt.view.transforms)
 
 
 def _bitcast_below_2d(case: ir.Case, k: int) -> bool:
     """A data statement's view bitcasts a view of fewer than 2 dimensions."""
-    stmt = case.body[k]
+    stmt = case.statements[k]
     if stmt.family != "ref":
         return False
     chain = stmt.view.transforms
@@ -34,7 +34,7 @@ def _bitcast_below_2d(case: ir.Case, k: int) -> bool:
 
 def _integer_value_of_another_dtype(case: ir.Case, k: int) -> bool:
     """A store of an integer array into an integer ref of another dtype."""
-    stmt = case.body[k]
+    stmt = case.statements[k]
     value = getattr(stmt, "value", None)
     if isinstance(value, Iota):
         got = value.dtype
@@ -47,14 +47,14 @@ def _integer_value_of_another_dtype(case: ir.Case, k: int) -> bool:
 
 
 def _addupdate_of_python_scalar(case: ir.Case, k: int) -> bool:
-    stmt = case.body[k]
+    stmt = case.statements[k]
     return isinstance(stmt, AddUpdate) and isinstance(stmt.value, Scalar)
 
 
 def _addupdate_gathering_bools(case: ir.Case, k: int) -> bool:
     """An addupdate on a bool ref through an integer-array index or a strided
     slice (both discharge to a scatter-add)."""
-    stmt = case.body[k]
+    stmt = case.statements[k]
     return (isinstance(stmt, AddUpdate) and case.refs[stmt.view.ref].kind == "bool"
             and any(isinstance(i, ir.IntArray) or isinstance(i, ir.Slice) and (i.step or 1) > 1
                     for t in stmt.view.transforms if isinstance(t, ir.At) for i in t.indices))
@@ -62,21 +62,21 @@ def _addupdate_gathering_bools(case: ir.Case, k: int) -> bool:
 
 def _addupdate_after_scalar_store(case: ir.Case, k: int) -> bool:
     """An addupdate on a ref an earlier statement set from a Python scalar."""
-    stmt = case.body[k]
+    stmt = case.statements[k]
     return isinstance(stmt, AddUpdate) and any(
         isinstance(s, Swap) and isinstance(s.value, Scalar) and s.view.ref == stmt.view.ref
-        for s in case.body[:k])
+        for s in case.statements[:k])
 
 
 def _negative_static_index(case: ir.Case, k: int) -> bool:
-    stmt = case.body[k]
+    stmt = case.statements[k]
     return stmt.family == "ref" and any(
         isinstance(i, ir.Int) and not i.dynamic and i.value < 0
         for t in stmt.view.transforms if isinstance(t, ir.At) for i in t.indices)
 
 
 def _swap_of_python_bool(case: ir.Case, k: int) -> bool:
-    stmt = case.body[k]
+    stmt = case.statements[k]
     return isinstance(stmt, Swap) and isinstance(stmt.value, Scalar) and isinstance(
         stmt.value.value, bool)
 
@@ -91,15 +91,15 @@ def _masked_static_int_index(case: ir.Case, k: int) -> bool:
     """A masked load or store whose last indexer has a static int, in the case
     or in the one-static-index rewrite chain-equivalence runs (`model.canonical`)."""
     from fuzz.model import canonical
-    return _static_int_last(case.body[k]) or (
-        isinstance(case.body[k], (MaskedLoad, MaskedStore))
+    return _static_int_last(case.statements[k]) or (
+        isinstance(case.statements[k], (MaskedLoad, MaskedStore))
         and (rewritten := canonical(case)) is not None and _static_int_last(rewritten.body[k]))
 
 
 def _masked_store_through_transforms(case: ir.Case, k: int) -> bool:
     """A masked store through a view with a transform before its last indexer
     (or a view that does not end in one)."""
-    stmt = case.body[k]
+    stmt = case.statements[k]
     if not isinstance(stmt, MaskedStore):
         return False
     chain = stmt.view.transforms
@@ -109,20 +109,20 @@ def _masked_store_through_transforms(case: ir.Case, k: int) -> bool:
 def _masked_store_of_python_scalar(case: ir.Case, k: int) -> bool:
     """pltpu.store of a Python scalar into a ref of other than its default
     dtype (64-bit under x64)."""
-    stmt = case.body[k]
+    stmt = case.statements[k]
     defaults = ("int64", "float64", "bool") if case.x64 else ("int32", "float32", "bool")
     return (isinstance(stmt, MaskedStore) and isinstance(stmt.value, Scalar)
             and ir.view_dtype(case, stmt.view) not in defaults)
 
 
 def _writes(case: ir.Case, k: int) -> bool:
-    return isinstance(case.body[k], (Swap, AddUpdate, MaskedStore))
+    return isinstance(case.statements[k], (Swap, AddUpdate, MaskedStore))
 
 
 def _ellipsis_between_advanced_indices(case: ir.Case, k: int) -> bool:
     """An indexer with an integer array, and an ``...`` between two of its
     integer or integer-array indices."""
-    stmt = case.body[k]
+    stmt = case.statements[k]
     for t in getattr(getattr(stmt, "view", None), "transforms", ()):
         if not isinstance(t, ir.At) or not any(isinstance(i, ir.IntArray) for i in t.indices):
             continue
@@ -134,18 +134,18 @@ def _ellipsis_between_advanced_indices(case: ir.Case, k: int) -> bool:
 
 
 def _masked_store_with_dynamic_index_under_x64(case: ir.Case, k: int) -> bool:
-    stmt = case.body[k]
+    stmt = case.statements[k]
     return case.x64 and isinstance(stmt, MaskedStore) and any(
         i.dynamic for t in stmt.view.transforms if isinstance(t, ir.At) for i in ir.walk(t, ir.Int))
 
 
 def _ds_with_dynamic_start(case: ir.Case, k: int) -> bool:
-    return any(isinstance(d, ir.Ds) and d.start.dynamic for d in ir.walk(case.body[k], ir.Ds))
+    return any(isinstance(d, ir.Ds) and d.start.dynamic for d in ir.walk(case.statements[k], ir.Ds))
 
 
 def _masked_load_mask_wider(case: ir.Case, k: int) -> bool:
     """A masked load whose mask broadcasts with the view's shape, not to it."""
-    stmt = case.body[k]
+    stmt = case.statements[k]
     if not isinstance(stmt, MaskedLoad) or stmt.mask is None:
         return False
     shape = ir.view_shape(case, stmt.view)
@@ -157,7 +157,7 @@ def _masked_load_mask_wider(case: ir.Case, k: int) -> bool:
 
 
 def _masked_store_mask_of_another_shape(case: ir.Case, k: int) -> bool:
-    stmt = case.body[k]
+    stmt = case.statements[k]
     return (isinstance(stmt, MaskedStore) and stmt.mask is not None
             and stmt.mask.shape != ir.view_shape(case, stmt.view))
 
@@ -275,7 +275,7 @@ KNOWN_FINDINGS: tuple[KnownFinding, ...] = (
         "primitive on its own stand-in for the ref, whose abstract evaluation "
         "refuses it ('`addupdate` must be called on `Ref` types: int16[]')",
         symptoms=(("valid-runs", r"ValueError: `addupdate` must be called on `Ref` types"),),
-        trigger=lambda case, k: isinstance(case.body[k], AddUpdate),
+        trigger=lambda case, k: isinstance(case.statements[k], AddUpdate),
         example=ir.Case((ir.Ref("int32", (2,)),),
                         (AddUpdate(ir.View(0), Iota("int32", (2,))),), paths=("tpu_interpret",)),
         jax_versions=((0, 10), (0, 12))),
@@ -437,7 +437,7 @@ KNOWN_FINDINGS: tuple[KnownFinding, ...] = (
                   # ...and through a bitcast, whose refusal is the clean error there.
                   ("invalid-rejected", r"^AttributeError: '(Reshape|Transpose|Bitcast)Transform' "
                                        r"object has no attribute '(indices|shape)'")),
-        trigger=lambda case, k: isinstance(case.body[k], AddUpdate) and _data_view_not_only_indexed(
+        trigger=lambda case, k: isinstance(case.statements[k], AddUpdate) and _data_view_not_only_indexed(
             case, k),
         example=ir.Case((ir.Ref("int32", ()),), (AddUpdate(
             ir.View(0, (ir.Reshape((1,)),)), Iota("int32", (1,))),), paths=("abstract",)),

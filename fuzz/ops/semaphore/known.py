@@ -12,11 +12,11 @@ from fuzz.ops.semaphore.wait import Wait
 
 
 def _transforms(case: ir.Case, k: int):
-    return case.body[k].view.transforms
+    return case.statements[k].view.transforms
 
 
 def _is(*kinds):
-    return lambda case, k: isinstance(case.body[k], kinds)
+    return lambda case, k: isinstance(case.statements[k], kinds)
 
 
 def _both(*triggers: Trigger) -> Trigger:
@@ -29,7 +29,7 @@ def _has(kind) -> Trigger:
 
 def _collapsing_wait(case, k) -> bool:
     """A non-decrementing wait through a view that is not the whole ref."""
-    stmt = case.body[k]
+    stmt = case.statements[k]
     return (isinstance(stmt, Wait) and not stmt.decrement and bool(stmt.view.transforms)
             and case.refs[stmt.view.ref].shape != ())
 
@@ -44,34 +44,34 @@ def _out_of_bounds(case, k) -> bool:
     static_int = any(isinstance(i, ir.Int) and not i.dynamic
                      for t in _transforms(case, k) if isinstance(t, ir.At) for i in t.indices)
     try:
-        ir.view_shape(case, case.body[k].view)
+        ir.view_shape(case, case.statements[k].view)
     except ir.IRError as e:
         return static_int and "out of bounds" in str(e)
     return False
 
 
 def _indexes_zero_size(case, k) -> bool:
-    return 0 in case.refs[case.body[k].view.ref].shape and _has(ir.At)(case, k)
+    return 0 in case.refs[case.statements[k].view.ref].shape and _has(ir.At)(case, k)
 
 
 def _non_scalar_read(case, k) -> bool:
-    if not isinstance(case.body[k], Read):
+    if not isinstance(case.statements[k], Read):
         return False
     try:
-        return ir.view_shape(case, case.body[k].view) != ()
+        return ir.view_shape(case, case.statements[k].view) != ()
     except ir.IRError:
         return True
 
 
 def _data_dtype_read(case, k) -> bool:
-    return (isinstance(case.body[k], Read)
-            and case.refs[case.body[k].view.ref].kind not in ir.SEMAPHORE_KINDS)
+    return (isinstance(case.statements[k], Read)
+            and case.refs[case.statements[k].view.ref].kind not in ir.SEMAPHORE_KINDS)
 
 
 def _counts_past_16_bits(case, k) -> bool:
     """Signals and waits on statement k's ref move its counts by 2**15 or more."""
-    ref = case.body[k].view.ref
-    moved = sum(abs(s.amount().value) for s in case.body
+    ref = case.statements[k].view.ref
+    moved = sum(abs(s.amount().value) for s in case.statements
                 if isinstance(s, (Signal, Wait)) and s.view.ref == ref and s.amount() is not None)
     return moved >= 2**15
 
@@ -87,7 +87,7 @@ def _strided_and_int_index(case, k) -> bool:
 def _duplicate_index(case: ir.Case, k: int) -> bool:
     """Statement k's view gathers one element twice (an int array repeating an
     index, also as -1 and 0 of a length-1 axis)."""
-    stmt = case.body[k]
+    stmt = case.statements[k]
     chain = stmt.view.transforms
     for n, t in enumerate(chain):
         if isinstance(t, ir.At) and any(isinstance(i, ir.IntArray) for i in t.indices):
@@ -291,7 +291,7 @@ KNOWN_FINDINGS: tuple[KnownFinding, ...] = (
         "the Python int device id becomes int64 and nothing converts it",
         symptoms=(("valid-runs", r"`device_id`s must be an int32 value, but got int64"),
                   (_INVALID, r"`device_id`s must be an int32 value, but got int64")),
-        trigger=lambda case, k: case.x64 and getattr(case.body[k], "device_id", None) is not None,
+        trigger=lambda case, k: case.x64 and getattr(case.statements[k], "device_id", None) is not None,
         example=ir.Case((ir.Ref("regular", ()),), (Signal(ir.View(0), ir.Int(1), device_id=ir.Int(0)),),
                         ("abstract",), x64=True,
                         expect=ir.ExpectedError("NotImplementedError", "Remote signal not implemented",

@@ -25,7 +25,7 @@ class Signal(SemaphoreOp):
         if self.device_id_type not in (None, "mesh", "logical"):
             raise ir.IRError(f"device_id_type {self.device_id_type!r}")
         if isinstance(self.inc, ir.Result) and (
-                got := case.body[self.inc.stmt].value_type(case)) != ((), "int32"):
+                got := case.statements[self.inc.stmt].value_type(case)) != ((), "int32"):
             raise ir.IRError(f"statement {n} signals by a value of {got}, not an int32 scalar")
 
     def source(self, e) -> str:
