@@ -10,6 +10,7 @@ from hypothesis.errors import InvalidArgument
 
 from fuzz import ir
 from fuzz.ops import mistakes as mistake_table, ops as all_ops
+from fuzz.ops.control.common import seen
 from fuzz.ops.semaphore import Read, Signal, Wait
 from fuzz.ops.semaphore.common import counts
 from strategies.semaphores import semaphore_shapes, semaphores as semaphore_decls
@@ -33,20 +34,30 @@ def _usable(refs):
 
 @st.composite
 def statements(draw, refs, *, dynamic=True, max_chain=3, kinds=TRANSFORM_KINDS, ops=None,
-               body=(), among=None):
+               body=(), among=None, block=None):
     """A valid statement over ``refs`` (those numbered in ``among``), of one
     of the registered ``ops`` (default: every op that one of them takes),
-    following ``body``, whose values it may use.
+    following ``body`` (the statements before it by number; it may use their
+    values). A control op draws its nested blocks with ``block(visible)``,
+    a strategy of blocks (without one, no control op is drawn).
 
     >>> statements((ir.Ref("int16", (2,)),), ops=(Read,)).example()
     Read(view=View(ref=0, transforms=(At(indices=(Int(value=1, dynamic=False),)),)))
     """
-    candidates = [d for op in (all_ops() if ops is None else ops)
-                  if (d := op.draws(refs, body=body, among=among, dynamic=dynamic,
-                                    max_chain=max_chain, transforms=kinds)) is not None]
+    candidates = _candidates(refs, all_ops() if ops is None else ops, body=body, among=among,
+                             dynamic=dynamic, max_chain=max_chain, kinds=kinds, block=block)
     if not candidates:
         raise InvalidArgument(f"no statement of {ops or 'any op'} fits refs {refs}")
     return draw(st.one_of(candidates))
+
+
+def _candidates(refs, ops, *, body, among, dynamic, max_chain, kinds, block):
+    """The draws of each of ``ops`` that one of the refs takes."""
+    return [d for op in ops
+            if (d := op.draws(refs, body=body, among=among, dynamic=dynamic,
+                              max_chain=max_chain, transforms=kinds,
+                              **({"block": block} if op.block_fields else {})))
+            is not None]
 
 
 def data_refs(dtypes=ir.DATA_DTYPES, *, memory_spaces=(None, *ir.MEMORY_SPACES),
@@ -108,6 +119,38 @@ def readout(sems, limit=16) -> tuple[Read, ...]:
 ENDINGS = ("none", "balanced", "readout", "balanced+readout")
 
 
+@st.composite
+def _statement_in(draw, refs, families, kinds_of, options, visible, depth, nested=False):
+    """A statement of one family (its refs ``families[f]``) after
+    ``visible``, or None when no family has a ref to use. Control statements
+    come ``depth`` levels deep, half as often as the others; a nested one
+    writes no ``out`` slot (a read runs once, at the top level)."""
+    ops = {f: [op for op in kinds_of[f] if not (nested and op.writes_out)] for f in families}
+    usable = [f for f, among in families.items()
+              if _candidates(refs, ops[f], body=visible, among=among, block=None, **options)]
+    if not usable:
+        return None
+    if depth > 0 and kinds_of["control"]:
+        usable = [f for f in usable for _ in range(2)] + ["control"]
+        ops["control"] = kinds_of["control"]
+    family = draw(st.sampled_from(usable))
+
+    def block(inner_visible):
+        @st.composite
+        def draw_block(draw):
+            stmts = ()
+            for _ in range(draw(st.integers(0, 3))):
+                stmt = draw(_statement_in(refs, families, kinds_of, options,
+                                          (*inner_visible, *seen(stmts)), depth - 1, True))
+                if stmt is None:
+                    break
+                stmts += (stmt,)
+            return stmts
+        return draw_block()
+    return draw(statements(refs, body=visible, among=families.get(family), ops=ops[family],
+                           block=block if family == "control" else None, **options))
+
+
 def _check_sizes(**sizes):
     for name, v in sizes.items():
         if not isinstance(v, int) or isinstance(v, bool) or v < 0:
@@ -119,7 +162,7 @@ def programs(draw, *, kinds=ir.SEMAPHORE_KINDS, shapes=None, max_semaphores=3,
              data_dtypes=ir.DATA_DTYPES, max_data_refs=2,
              max_statements=6, max_chain=3, transforms=TRANSFORM_KINDS, dynamic=True,
              paths=ir.PATHS, endings=ENDINGS, ops=None, x64=True,
-             memory_spaces=(None, *ir.MEMORY_SPACES), scoped=True):
+             memory_spaces=(None, *ir.MEMORY_SPACES), scoped=True, max_depth=2):
     """Valid programs over semaphores (of ``kinds``) and data refs (of
     ``data_dtypes``; none without): semaphore statements on ()-shaped views,
     data statements on views of any shape, values of the right shape and
@@ -128,14 +171,15 @@ def programs(draw, *, kinds=ir.SEMAPHORE_KINDS, shapes=None, max_semaphores=3,
     ``jax.enable_x64`` and then also have int64 and float64 refs. Data refs
     live in one of ``memory_spaces`` (None: the default), some allocated
     with ``pl.run_scoped`` (where ``scoped``: only kernels can run them) and
-    some aliased (see `data_refs`). Shrinks
-    towards one scalar semaphore and few, short statements.
+    some aliased (see `data_refs`). Control statements (loops, conds) nest
+    blocks of up to 3 statements, ``max_depth`` levels deep (0: none).
+    Shrinks towards one scalar semaphore and few, short statements.
 
     >>> programs(kinds=("int16",), data_dtypes=(), max_statements=2).example()
     Case(refs=(Ref(kind='int16', shape=(2,), scoped=False),), body=(Signal(view=View(ref=0, transforms=(At(indices=(Int(value=1, dynamic=False),)),)), inc=Int(value=1, dynamic=False), ...),), ...)
     """
     _check_sizes(max_semaphores=max_semaphores, max_statements=max_statements,
-                 max_data_refs=max_data_refs)
+                 max_data_refs=max_data_refs, max_depth=max_depth)
     if bad := [d for d in data_dtypes if d not in ir.DATA_DTYPES]:
         raise InvalidArgument(f"data_dtypes {bad} not in {ir.DATA_DTYPES}")
     if max_semaphores < 1 and not (data_dtypes and max_data_refs):
@@ -150,7 +194,7 @@ def programs(draw, *, kinds=ir.SEMAPHORE_KINDS, shapes=None, max_semaphores=3,
     x64 = bool(data_dtypes) and x64 and draw(st.booleans())
     data_dtypes = (*data_dtypes, *ir.X64_DTYPES) if x64 else tuple(data_dtypes)
     kinds_of = {f: [op for op in (all_ops() if ops is None else ops) if op.family == f]
-                for f in ("semaphore", "ref")}
+                for f in ("semaphore", "ref", "control")}
     # Half the programs use only unscoped int16 arrays, which every path
     # (run_state included) can express; shrinking heads there.
     only_int16 = "int16" in kinds and draw(st.booleans()) is False
@@ -174,17 +218,13 @@ def programs(draw, *, kinds=ir.SEMAPHORE_KINDS, shapes=None, max_semaphores=3,
     # Semaphore ops use the semaphores, data ops the data refs: a ref is one
     # or the other (an int16 ref may be either).
     families = {"semaphore": range(len(sems)), "ref": range(len(sems), len(refs))}
+    options = {"dynamic": dynamic, "max_chain": max_chain, "kinds": transforms}
     body = ()
     for _ in range(draw(st.integers(min(1, max_statements), max_statements))):
-        family = draw(st.sampled_from(tuple(f for f, among in families.items()
-                                            if kinds_of[f]
-                                            and any(0 not in refs[i].shape for i in among))
-                                      or (None,)))
-        if family is None:
+        stmt = draw(_statement_in(refs, families, kinds_of, options, seen(body), max_depth))
+        if stmt is None:
             break
-        body += (draw(statements(
-            refs, dynamic=dynamic, max_chain=max_chain, kinds=transforms, body=body,
-            among=families[family], ops=kinds_of[family])),)
+        body += (stmt,)
     ending = draw(st.sampled_from(tuple(endings)))
     if "balanced" in ending:
         body += balance(body)

@@ -25,6 +25,9 @@ def _data(*on, dtypes=("int8", "int32", "float32", "bool"), ops=None, **options)
     """Data-ref programs only (no semaphores), run only on the paths ``on``
     (scoped refs only where one of them can run them)."""
     options.setdefault("scoped", any(paths.not_applicable(_SCOPED, p) is None for p in on))
+    # Flat programs: the planted rules are the data-ref ops' (control flow
+    # is tests/test_control_family.py's).
+    options.setdefault("max_depth", 0)
     return programs(max_semaphores=0, data_dtypes=dtypes, max_statements=4, paths=on,
                     ops=ops, x64=False, **options)
 

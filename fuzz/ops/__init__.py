@@ -8,12 +8,13 @@ findings. Adding a statement kind is adding a module to a family.
 """
 from __future__ import annotations
 
-from fuzz.ops import ref, semaphore
+from fuzz.ops import control, ref, semaphore
 from fuzz.ops.base import KnownFinding, Mistake, Op
 
-FAMILIES = (semaphore, ref)
+FAMILIES = (semaphore, ref, control)
 
-__all__ = ["FAMILIES", "KnownFinding", "Mistake", "Op", "known_findings", "mistakes", "ops"]
+__all__ = ["FAMILIES", "KnownFinding", "Mistake", "Op", "finding_families", "known_findings",
+           "mistakes", "ops"]
 
 
 def ops() -> tuple[type[Op], ...]:
@@ -23,6 +24,13 @@ def ops() -> tuple[type[Op], ...]:
 
 def known_findings() -> tuple[KnownFinding, ...]:
     return tuple(k for family in FAMILIES for k in family.KNOWN_FINDINGS)
+
+
+def finding_families() -> dict[str, str]:
+    """The family (an op's ``family``, the package's name) whose statements
+    each known finding is about, by id."""
+    return {k.id: family.__name__.rsplit(".", 1)[-1]
+            for family in FAMILIES for k in family.KNOWN_FINDINGS}
 
 
 def mistakes() -> dict[str, Mistake]:

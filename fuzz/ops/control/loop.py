@@ -1,0 +1,108 @@
+"""A loop over a block: ``jax.lax.fori_loop`` (static bounds bind ``scan``,
+a count from ``dyn`` binds ``while``), ``jax.lax.while_loop`` (``while``)
+or ``jax.lax.scan`` with no xs (``scan``; a static length, ``reverse``,
+``unroll``). The refs the block uses are closed over. The model runs the
+block ``count`` times (none for a count below 1)."""
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+
+from hypothesis import strategies as st
+
+from fuzz import ir
+from fuzz.ops.control.common import ControlOp, blocks, operand_ints
+
+VIA = ("fori_loop", "while_loop", "scan")
+
+
+@dataclass(frozen=True)
+class Loop(ControlOp):
+    count: ir.Int
+    body: tuple[ir.Statement, ...]
+    via: str = "fori_loop"
+    reverse: bool = False   # scan only
+    unroll: int = 1         # fori_loop with static bounds, and scan
+    tag = "loop"
+    block_fields = ("body",)
+
+    @property
+    def primitive(self) -> str:
+        static = self.via == "scan" or self.via == "fori_loop" and not self.count.dynamic
+        return "scan" if static else "while"
+
+    def check(self, case, n):
+        if self.via not in VIA:
+            raise ir.IRError(f"statement {n}: loop via {self.via!r}, not one of {VIA}")
+        if self.via == "scan" and (self.count.dynamic or self.count.value < 0):
+            raise ir.IRError(f"statement {n}: a scan's length is static and >= 0")
+        if self.reverse and self.via != "scan":
+            raise ir.IRError(f"statement {n}: only a scan runs in reverse")
+        if not (isinstance(self.unroll, int) and self.unroll >= 1) or (
+                self.unroll > 1 and self.primitive != "scan"):
+            raise ir.IRError(f"statement {n}: unroll {self.unroll!r} (>= 1; > 1 for a scan only)")
+
+    def lines(self, e, n):
+        count = e.operand(self.count)
+        name = f"loop{n}"
+        unroll = f", unroll={self.unroll}" if self.unroll != 1 else ""
+        match self.via:
+            case "fori_loop":
+                body = self.body_lines(e, self.body, n + 1, f"def {name}(i, carry):",
+                                       "return carry")
+                call = f"jax.lax.fori_loop(0, {count}, {name}, 0{unroll})"
+            case "while_loop":
+                body = self.body_lines(e, self.body, n + 1, f"def {name}(i):", "return i + 1")
+                call = f"jax.lax.while_loop(lambda i: i < {count}, {name}, 0)"
+            case _:
+                body = self.body_lines(e, self.body, n + 1, f"def {name}(carry, x):",
+                                       "return carry, None")
+                reverse = ", reverse=True" if self.reverse else ""
+                call = f"jax.lax.scan({name}, 0, None, length={count}{reverse}{unroll})"
+        return [*body, (call, n)]
+
+    def executed(self, n):
+        return [(self.body, n + 1)] * max(self.count.value, 0)
+
+    def run(self, memory, n):
+        for _ in range(max(self.count.value, 0)):
+            if (undefined := memory.run(self.body, n + 1)) is not None:
+                return undefined
+        return None
+
+    def vary(self):
+        varied = super().vary()
+        if self.count.dynamic:
+            return replace(varied, count=ir.Int(self.count.value % 3 + 1, True))
+        return varied
+
+    def simpler(self, case):
+        if self.via != "fori_loop":
+            yield replace(self, via="fori_loop", reverse=False,
+                          unroll=1 if self.count.dynamic else self.unroll)
+        if self.reverse:
+            yield replace(self, reverse=False)
+        if self.unroll != 1:
+            yield replace(self, unroll=1)
+        for count in ir.simpler_ints(self.count):
+            yield replace(self, count=count)
+
+    def complexity(self) -> int:
+        return (self.via != "fori_loop") + self.reverse + (self.unroll != 1)
+
+    @classmethod
+    def draws(cls, refs, *, body=(), block=None, dynamic=True, **options):
+        if block is None:
+            return None
+
+        @st.composite
+        def loops(draw):
+            via = draw(st.sampled_from(VIA))
+            count = draw(operand_ints(dynamic=dynamic and via != "scan"))
+            if via == "scan":
+                count = ir.Int(max(count.value, 0))
+            static = via == "scan" or via == "fori_loop" and not count.dynamic
+            unroll = draw(st.sampled_from((1, 1, 2))) if static else 1
+            reverse = via == "scan" and draw(st.booleans())
+            (inner,) = draw(blocks(block, body, 1))
+            return cls(count, inner, via, reverse, unroll)
+        return loops()

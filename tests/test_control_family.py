@@ -1,0 +1,252 @@
+"""The control family: loops, conds and pl.when over blocks of statements.
+Their meaning in the model, their numbering in the IR, their rendering on
+every path, their shrinking, and planted bugs in the cond, while and scan
+discharge rules."""
+import re
+
+import pytest
+from hypothesis import given
+
+from fuzz import compat, emit, ir, minimize, model, oracles, paths, serialize
+from fuzz.ops.control import Cond, Loop, When
+from fuzz.ops.ref import AddUpdate, Get, Swap
+from fuzz.ops.ref.common import Iota, Scalar
+from fuzz.ops.semaphore import Read, Signal
+from hunting import hunt
+from test_strategies import _find
+from strategies import programs
+
+R = ir.Ref("int32", (3,))
+AT = [ir.View(0, (ir.At((ir.Int(k),)),)) for k in range(3)]
+
+
+def _add(k, amount=1):
+    return AddUpdate(AT[k], Iota("int32", (), amount))
+
+
+def _case(*body, refs=(R,), on=ir.PATHS):
+    return ir.Case(refs, body, on)
+
+
+def test_model_runs_a_loop_count_times_and_a_cond_its_branch():
+    case = _case(Loop(ir.Int(3, True), (_add(0),)),
+                 Loop(ir.Int(-1), (_add(1),), via="while_loop"),
+                 Cond(ir.Int(5, True), ((_add(1, 10),), (_add(2, 10),), (_add(2, 20),))),
+                 When(ir.Int(0), (_add(0, 100),)))
+    # The pattern starts at 1, 2, 3; a switch index past the end takes the last branch.
+    assert model.evaluate(case).state == ([4, 2, 23],)
+    assert model.evaluate(case).state == model.evaluate(model.unrolled(case)).state
+
+
+def test_statements_are_numbered_in_pre_order_and_results_are_scoped():
+    get = Get(AT[0])
+    loop = Loop(ir.Int(2), (get, Swap(AT[1], ir.Result(1))))
+    case = _case(loop, Get(AT[2]), Swap(AT[0], ir.Result(3)))
+    assert [type(s) for s in case.statements] == [Loop, Get, Swap, Get, Swap]
+    # A value made inside a block ends with it.
+    with pytest.raises(ir.IRError, match="not an earlier statement with a value in its scope"):
+        _case(loop, Swap(AT[0], ir.Result(1)))
+    # A read writes its out slot once: only at the top level.
+    sem = ir.Ref("int16", (1,))
+    with pytest.raises(ir.IRError, match="only at the top level"):
+        ir.Case((sem,), (When(ir.Int(1), (Read(ir.View(0, (ir.At((ir.Int(0),)),))),)),))
+    with pytest.raises(ir.IRError, match="scan's length is static"):
+        _case(Loop(ir.Int(1, True), (), via="scan"))
+
+
+def test_removing_and_unwrapping_renumber_the_results_after():
+    case = _case(Cond(ir.Int(1), ((_add(0),), (Get(AT[1]), Swap(AT[2], ir.Result(2))))),
+                 Get(AT[0]), Swap(AT[1], ir.Result(4)))
+    taken = ir.unwrapped(case.body, 0, 1)
+    assert taken == (Get(AT[1]), Swap(AT[2], ir.Result(0)), Get(AT[0]), Swap(AT[1], ir.Result(2)))
+    fewer = ir.without_statement(case.body, 1)
+    assert fewer[1:] == (Get(AT[0]), Swap(AT[1], ir.Result(3)))
+    # The value a remaining statement uses cannot go.
+    assert ir.without_statement(case.body, 2) is None
+
+
+def test_control_cases_round_trip_through_json_and_render_nested_functions():
+    case = _case(Loop(ir.Int(2), (When(ir.Int(1, True), (_add(0),)),), via="scan",
+                      reverse=True, unroll=2),
+                 Cond(ir.Int(0, True), ((Swap(AT[1], Scalar(7)),), ())))
+    assert serialize.loads(serialize.dumps(case)) == case
+    source = emit.kernel_source(case)
+    assert "jax.lax.scan(loop0, 0, None, length=2, reverse=True, unroll=2)" in source
+    assert "@pl.when(dyn[0] != 0)" in source
+    assert "jax.lax.cond(dyn[1] != 0, branch3_1, branch3_0)" in source
+    # Every line of a nested statement is that statement's, for blame.
+    lines, where = emit.kernel_lines(case)
+    assert {n for n in where.values()} == {0, 1, 2, 3, 4}
+
+
+def _rotation(first):
+    """r[0], r[1], r[2] = r[1], r[2], r[0], as statements numbered from
+    ``first``: what a loop of them leaves depends on its trip count."""
+    gets = tuple(Get(AT[k]) for k in range(3))
+    return (*gets, *(Swap(AT[k], ir.Result(first + (k + 1) % 3)) for k in range(3)))
+
+
+@pytest.mark.parametrize("via", ["fori_loop", "while_loop", "scan"])
+def test_every_path_agrees_with_the_model_on_loops_and_conds(via):
+    count = ir.Int(2, via != "scan")
+    cond = Cond(ir.Int(1, True), ((Swap(AT[0], Scalar(9)),), _rotation(9)))
+    case = _case(Loop(count, (*_rotation(1), cond), via=via),
+                 When(ir.Int(1, True), (Get(AT[2]), Swap(AT[1], ir.Result(16)))))
+    report = oracles.check(case)
+    ran = {o.path for o in report.outcomes if o.error is None}
+    # An eager while_loop reads dyn (a jax.Ref there) in its cond and body: a known bug.
+    eager_while = via == "while_loop"
+    assert {"run_state", "jax_refs", "pallas_call", "tpu_interpret",
+            *(() if eager_while else ("eager",))} <= ran, report.skipped
+    assert [f.known for f in report.failures] == (
+        ["eager-while-ref-in-cond-and-body"] if eager_while else []), report.failures
+    assert report.compared.get("control-unrolled")
+
+
+def test_programs_draw_every_control_statement_nested():
+    find = _find
+    find(programs(), lambda c: any(isinstance(s, Loop) and s.via == "scan" and s.reverse
+                                   for s in c.statements))
+    find(programs(), lambda c: any(isinstance(s, Loop) and s.via == "while_loop"
+                                   and s.count.dynamic for s in c.statements))
+    find(programs(), lambda c: any(isinstance(s, Cond) and len(s.branches) == 3
+                                   for s in c.statements))
+    find(programs(), lambda c: any(isinstance(s, When) for s in c.statements))
+    # A control statement inside another, and a value used inside a block.
+    find(programs(), lambda c: any(s.block_fields and any(
+        t.block_fields for b in s.blocks() for t in b) for s in c.body))
+    find(programs(), lambda c: any(
+        s.block_fields and any(ir.walk(s.blocks(), ir.Result)) for s in c.body))
+
+
+def test_no_control_statements_below_max_depth():
+    @given(programs(max_depth=0))
+    def prop(case):
+        assert not any(s.block_fields for s in case.statements)
+    prop()
+
+
+def test_minimizer_unwraps_a_loop_that_is_not_needed():
+    case = _case(Loop(ir.Int(3, True), (_add(0), _add(1))), on=("run_state",))
+    still = minimize.minimize(case, lambda c: any(isinstance(s, AddUpdate) and s.view == AT[1]
+                                                  for s in c.statements)).case
+    assert still.body == (_add(1),)
+
+
+# --- planted bugs in the control-flow discharge rules ---------------------------
+
+def _control(op, *on):
+    """Data programs of ``op`` over gets, swaps and addupdates, run on ``on``."""
+    return programs(max_semaphores=0, data_dtypes=("int32", "float32"), max_statements=3,
+                    paths=on, x64=False, scoped=False, ops=(op, Get, Swap, AddUpdate),
+                    transforms=("at",))
+
+
+def _other_branch(rule):
+    """The cond rule discharging the branches in reverse order: a two-way
+    cond takes the branch it should not."""
+    def wrong(*args, **params):
+        return rule(*args, **dict(params, branches=tuple(reversed(params["branches"]))))
+    return wrong
+
+
+def _one_fewer_iteration(rule):
+    """The scan rule discharging a scan one iteration short."""
+    def wrong(*args, **params):
+        return rule(*args, **dict(params, length=max(params["length"] - 1, 0)))
+    return wrong
+
+
+def _loop_updates_dropped(call, in_avals, values, params):
+    new_invals, outs = call()
+    return [None] * len(new_invals), outs
+
+
+def _cond_p():
+    from jax._src.lax.control_flow import conditionals
+    return conditionals.cond_p
+
+
+def _loop_p(name):
+    from jax._src.lax.control_flow import loops
+    return {"scan": loops.scan_p, "while": loops.while_p}[name]
+
+
+def _has(case, kind, test=lambda s: True):
+    return any(isinstance(s, kind) and test(s) for s in case.statements)
+
+
+def test_model_catches_cond_discharge_taking_the_other_branch(plant):
+    cond_p = _cond_p()
+    plant(compat.discharge_rules(), cond_p, _other_branch(compat.discharge_rules()[cond_p]))
+    f = hunt(oracles.ModelMismatch, ("model-vs-path",), _control(Cond, "run_state"), statements=2)
+    assert _has(f.case, Cond, lambda s: len(s.branches) == 2), f.case
+    assert len(f.case.statements) <= 3, f.case
+
+
+def test_model_catches_while_discharge_dropping_the_loop_updates(plant):
+    while_p = _loop_p("while")
+    plant(compat.discharge_rules(), while_p,
+          compat.wrap_rule(compat.discharge_rules()[while_p], _loop_updates_dropped))
+    f = hunt(oracles.ModelMismatch, ("model-vs-path",), _control(Loop, "run_state"), statements=2)
+    assert _has(f.case, Loop, lambda s: s.primitive == "while" and s.count.value >= 1), f.case
+    assert len(f.case.statements) <= 3, f.case
+
+
+def test_unrolled_catches_scan_discharge_one_iteration_short(plant):
+    scan_p = _loop_p("scan")
+    plant(compat.discharge_rules(), scan_p, _one_fewer_iteration(compat.discharge_rules()[scan_p]))
+    f = hunt(oracles.UnrolledMismatch, ("control-unrolled",), _control(Loop, "pallas_call"),
+             statements=2)
+    assert re.search("results differ when every loop and cond is unrolled", f.message)
+    assert _has(f.case, Loop, lambda s: s.primitive == "scan" and s.count.value >= 1), f.case
+    assert len(f.case.statements) <= 3, f.case
+
+
+# --- vmap of ref programs -------------------------------------------------------
+
+def _batcher(prim):
+    """The table holding ``prim``'s batching rule, and the rule."""
+    from jax._src.interpreters import batching
+    table = getattr(batching, "fancy_primitive_batchers", {})
+    table = table if prim in table else batching.primitive_batchers
+    return table, table[prim]
+
+
+def test_vmap_stack_catches_a_swap_batching_rule_mixing_up_batch_elements(plant):
+    import jax.numpy as jnp
+    from jax._src.state import primitives as state_primitives
+    swap_p = state_primitives.swap_p
+    table, real = _batcher(swap_p)
+
+    def flipped(axis_data, args, dims, **params):
+        ref, val, *idx = args
+        if dims[1] is not None:
+            val = jnp.flip(val, axis=dims[1])
+        return real(axis_data, [ref, val, *idx], dims, **params)
+    plant(table, swap_p, flipped)
+    f = hunt(oracles.VmapMismatch, ("vmap-stack",), programs(
+        max_semaphores=0, data_dtypes=("int32",), max_statements=3, paths=("eager",),
+        x64=False, scoped=False, ops=(Loop, Get, Swap), transforms=("at",)), statements=2)
+    assert f.path == "eager" and "one by one" in str(f)
+
+
+def test_a_cond_leaves_eager_vmap_out_but_not_pallas_calls(plant):
+    """vmap refuses a cond with ref effects (JAX says so), so vmap-stack skips
+    the eager program of a case with one; a batching bug in the same case is
+    still caught on pallas_call, whose own batching rule takes the cond."""
+    import jax.numpy as jnp
+    from jax._src.pallas.pallas_call import pallas_call_p
+    from fuzz.ops.ref.common import Fill
+    table, real = _batcher(pallas_call_p)
+
+    def reversed_batch(*args, **kwargs):
+        outs, dims = real(*args, **kwargs)
+        return [jnp.flip(o, axis=d) if d is not None else o for o, d in zip(outs, dims)], dims
+    case = _case(Cond(ir.Int(1, True), ((Swap(AT[0], Fill(ir.Int(4, True))),), ())),
+                 on=("eager", "pallas_call"))
+    clean = oracles.check(case, oracles=("vmap-stack",))
+    assert "vmap of a cond" in clean.not_applied["vmap-stack"] and not clean.failures
+    plant(table, pallas_call_p, reversed_batch)
+    caught = oracles.check(case, oracles=("vmap-stack",)).failures
+    assert [(f.oracle, f.path) for f in caught] == [("vmap-stack", "pallas_call")]
