@@ -4,10 +4,17 @@ computation must agree. No model decides the values; only equality counts.
 - ``jit-eager``: ``pl.run_state`` under ``jax.jit`` (lowered) against the
   same call eagerly (discharged and evaluated op by op). Not ``pallas_call``:
   the public ``pallas_call`` is already a ``jax.jit``, so eager is jit there.
-- ``vmap-stack``: ``jax.vmap`` of the ``pallas_call`` over two ``dyn`` vectors
-  against the two calls one by one.
+- ``vmap-stack``: ``jax.vmap`` of the ``pallas_call`` (and, under
+  ``jax.jit``, of the ``eager`` path's ``jax.new_ref`` program: the batching
+  rules of the ref primitives, then discharge) over two ``dyn`` vectors
+  against the two calls one by one: dynamic indices, values, trip counts
+  and branches differ across the batch. (``pl.run_state`` has no batching
+  rule; the jax_refs program's ``jax.empty_ref`` refuses even an unbatched
+  write under vmap, so that program is not batched.)
 - ``chain-equivalence``: the program against itself with every view
   re-expressed as one static index of the same element (`model.canonical`).
+- ``control-unrolled``: the program against itself with every loop and
+  cond replaced by the blocks it runs (`model.unrolled`).
 - ``partial-discharge``: discharging all refs but one (``should_discharge``)
   leaves that one a ref, untouched, and, with it run as a ``jax.new_ref``,
   the program ends as the full discharge does.
@@ -29,6 +36,7 @@ from fuzz.differential import Mismatch, side_by_side
 # Paths whose runs return every value, so reruns can be compared exactly.
 EAGER_PATHS = ("run_state", "pallas_call")
 JIT_PATHS = ("run_state",)
+VMAP_PATHS = ("eager", "pallas_call")
 
 
 def _same(a, b) -> bool:
@@ -119,41 +127,75 @@ def _ends_at_zero(case: ir.Case) -> bool:
         for i, s in enumerate(meaning.state) if i not in data)
 
 
-def vmap_applies(case: ir.Case) -> str | None:
-    """Why vmap-stack does not apply (None if it does). Scratch semaphores
-    live across the grid steps vmap adds, on hardware as in the interpreter,
-    so only kernels that leave every count at 0 (as Pallas requires) must
-    batch like separate calls."""
+# Primitives vmap refuses with refs inside, as JAX says: a cond whose
+# branches have ref effects ("State effect not supported in vmap-of-cond",
+# _cond_batching_rule), a custom_vmap closing over batched values (an
+# assertion in custom_batching). Inside a kernel, pallas_call's own batching
+# rule takes them.
+_UNBATCHABLE_WITH_REFS = {"cond": "vmap of a cond with ref effects is not implemented",
+                          "custom_vmap_call": "a custom_vmap function may not close over "
+                                              "batched values"}
+
+
+def vmap_applies(case: ir.Case, path: str = "pallas_call") -> str | None:
+    """Why vmap-stack does not apply on ``path`` (None if it does). Scratch
+    semaphores live across the grid steps vmap adds, on hardware as in the
+    interpreter, so only kernels that leave every count at 0 (as Pallas
+    requires) must batch like separate calls."""
     other = bumped(case)
     if not (_ends_at_zero(case) and _ends_at_zero(other)):
         return "the kernel leaves a semaphore count non-zero (or blocks)"
+    if path != "pallas_call":
+        for s in case.statements:
+            if s.primitive in _UNBATCHABLE_WITH_REFS:
+                return _UNBATCHABLE_WITH_REFS[s.primitive]
     return None
 
 
-def vmap_vs_stack(case: ir.Case) -> list[Mismatch]:
-    """``jax.vmap`` of the pallas_call over two ``dyn`` vectors (its other
-    operands unbatched) against the two calls one by one."""
-    call, args = paths.load(case, "pallas_call")["function"]()
-    dyns = [args[0], jnp.asarray(paths.dyn(bumped(case)))]
+def _batched_operand(path: str, k: int) -> bool:
+    """Whether vmap-stack batches operand ``k`` (after ``dyn``) of ``path``'s
+    program, as two copies of it. A ``jax.new_ref`` made inside vmap from an
+    unbatched value cannot take batched writes (JAX says so), so on eager
+    all are; on pallas_call every other one, so batched and unbatched refs
+    meet in one kernel."""
+    return path == "eager" or k % 2 == 1
+
+
+def vmap_vs_stack(case: ir.Case, path: str = "pallas_call") -> list[Mismatch]:
+    """``jax.vmap`` of ``path``'s program over two ``dyn`` vectors (some other
+    operands batched, `_batched_operand`) against the two calls one by one.
+    ``dyn`` is the first leaf of the program's arguments."""
+    call, args = paths.load(case, path)["function"]()
+    leaves, tree = jax.tree_util.tree_flatten(args)
+    dyns = [leaves[0], jnp.asarray(paths.dyn(bumped(case)))]
+    batch = [True, *(_batched_operand(path, k) for k in range(len(leaves) - 1))]
+
+    def with_dyn(d):
+        return jax.tree_util.tree_unflatten(tree, [d, *leaves[1:]])
+    in_axes = jax.tree_util.tree_unflatten(tree, [0 if b else None for b in batch])
+    stacked = [jnp.stack(dyns), *(jnp.stack([x, x]) if b else x
+                                  for x, b in zip(leaves[1:], batch[1:]))]
     try:
-        one_by_one = [[np.asarray(r) for r in call(d, *args[1:])] for d in dyns]
-    except Exception:  # noqa: BLE001 - the pallas_call path itself reports it
+        one_by_one = [[np.asarray(r) for r in call(*with_dyn(d))] for d in dyns]
+    except Exception:  # noqa: BLE001 - the path itself reports it
         return []
     try:
-        batched = jax.vmap(call, in_axes=(0, *[None] * len(args[1:])))(
-            jnp.stack(dyns), *args[1:])
+        batched = jax.jit(jax.vmap(call, in_axes=in_axes))(
+            *jax.tree_util.tree_unflatten(tree, stacked))
         batched = [[np.asarray(r)[b] for r in batched] for b in range(len(dyns))]
     except Exception as e:  # noqa: BLE001
-        return [Mismatch("vmap-stack", "?", "pallas_call",
+        return [Mismatch("vmap-stack", "?", path,
                          f"vmap raised {paths.first_line(e)}",
-                         side_by_side(case, [("results", _show(one_by_one), "raised")],
+                         side_by_side(case, [("results", [_show(r) for r in one_by_one],
+                                              "raised")],
                                 "one by one", "vmap"),
                          shape=f"raised {type(e).__name__}")]
     if all(_same(b, o) for b, o in zip(batched, one_by_one)):
         return []
-    return [Mismatch("vmap-stack", "?", "pallas_call", "vmap result differs from the "
+    return [Mismatch("vmap-stack", "?", path, "vmap result differs from the "
                      "calls one by one",
-                     side_by_side(case, [("results", _show(one_by_one), _show(batched))],
+                     side_by_side(case, [("results", [_show(r) for r in one_by_one],
+                                          [_show(r) for r in batched])],
                             "one by one", "vmap"),
                      shape="results differ")]
 
@@ -177,6 +219,29 @@ def chain_equivalence(case: ir.Case, outcome: paths.Outcome) -> list[Mismatch]:
                                           else _describe(again))],
                                   "as written", "re-indexed") +
                      f"\nre-indexed program:\n{emit.kernel_source(simple)}", shape=shape)]
+
+
+def control_unrolled(case: ir.Case, outcome: paths.Outcome) -> list[Mismatch]:
+    """``outcome`` (an error-free run on one of `EAGER_PATHS`) against the
+    same path's run of the program with its loops and conds unrolled
+    (`model.unrolled`): each control-flow discharge rule against none."""
+    flat = model.unrolled(case)
+    if flat == case:
+        return []
+    again = paths.run(flat, outcome.path)
+    if again.error is None and _observed(again) == _observed(outcome):
+        return []
+    what = ("the unrolled program raised " + paths.first_line(again.error)
+            if again.error is not None else "results differ")
+    shape = (f"unrolled raised {type(again.error).__name__}" if again.error is not None
+             else "results differ")
+    return [Mismatch("control-unrolled", "?", outcome.path,
+                     f"{what} when every loop and cond is unrolled",
+                     side_by_side(case, [("reads, state", _observed(outcome),
+                                          _observed(again) if again.error is None
+                                          else _describe(again))],
+                                  "as written", "unrolled") +
+                     f"\nunrolled program:\n{emit.kernel_source(flat)}", shape=shape)]
 
 
 def partial_applies(case: ir.Case) -> str | None:

@@ -140,7 +140,7 @@ class JitMismatch(OracleFailure):
 
 
 class VmapMismatch(OracleFailure):
-    """vmap of a pallas_call differs from its calls one by one."""
+    """vmap of a program (pallas_call, run_state) differs from its calls one by one."""
     oracle = "vmap-stack"
 
 
@@ -158,9 +158,15 @@ class ChainMismatch(OracleFailure):
     wrong_value = True
 
 
+class UnrolledMismatch(OracleFailure):
+    """A program with loops or conds differs from itself unrolled."""
+    oracle = "control-unrolled"
+    wrong_value = True
+
+
 # The oracles that compare runs (fuzz/differential.py, fuzz/metamorphic.py).
 _COMPARING = (ModelMismatch, PathMismatch, JitMismatch, VmapMismatch, ChainMismatch,
-              PartialDischargeMismatch)
+              UnrolledMismatch, PartialDischargeMismatch)
 ORACLES = (SeedInvariantViolation, AvalNotPreserved, EffectsMismatch, AbstractConcreteMismatch,
            UnexpectedError, SilentAcceptance, WrongError, *_COMPARING)
 ORACLE_NAMES = tuple(dict.fromkeys(c.oracle for c in ORACLES))
@@ -260,7 +266,7 @@ def _value_shapes(case: ir.Case, outcome: paths.Outcome) -> list[OracleFailure]:
     (``arr[idx].shape``) and the ref's dtype."""
     found = []
     for k, got in sorted(outcome.value_avals.items()):
-        stmt = case.body[k]
+        stmt = case.statements[k]
         if not stmt.produces_value:
             continue
         try:
@@ -367,14 +373,15 @@ def _check(case, on_paths, oracles, unsupported_are_findings) -> CaseReport:
         report.failures += _from(case, differential.between_paths(case, fine))
         report.count("path-vs-path", len(fine) > 1)
     if case.valid:
-        _metamorphic(report, [o for o in fine if o.path in metamorphic.EAGER_PATHS], oracles)
+        _metamorphic(report, fine, oracles)
         _partial(report, oracles)
     return _only(report, oracles)
 
 
-def _metamorphic(report: CaseReport, eager, oracles):
+def _metamorphic(report: CaseReport, fine, oracles):
+    """The metamorphic reruns of the paths that ran ``case`` without error."""
     case = report.case
-    for o in eager:
+    for o in (o for o in fine if o.path in metamorphic.EAGER_PATHS):
         if "jit-eager" in oracles and o.path in metamorphic.JIT_PATHS:
             mismatches, compared = metamorphic.jit_vs_eager(case, o)
             report.failures += _from(case, mismatches)
@@ -382,11 +389,16 @@ def _metamorphic(report: CaseReport, eager, oracles):
         if "chain-equivalence" in oracles:
             report.failures += _from(case, metamorphic.chain_equivalence(case, o))
             report.count("chain-equivalence")
-    if "vmap-stack" in oracles and any(o.path == "pallas_call" for o in eager):
-        if reason := metamorphic.vmap_applies(case):
+        if "control-unrolled" in oracles and any(s.block_fields for s in case.body):
+            report.failures += _from(case, metamorphic.control_unrolled(case, o))
+            report.count("control-unrolled")
+    for path in (o.path for o in fine if o.path in metamorphic.VMAP_PATHS):
+        if "vmap-stack" not in oracles:
+            break
+        if reason := metamorphic.vmap_applies(case, path):
             report.not_applied["vmap-stack"] = reason
         else:
-            report.failures += _from(case, metamorphic.vmap_vs_stack(case))
+            report.failures += _from(case, metamorphic.vmap_vs_stack(case, path))
             report.count("vmap-stack")
 
 

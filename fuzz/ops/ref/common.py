@@ -162,6 +162,11 @@ class RefOp(Op):
         if case.refs[self.view.ref].is_semaphore:
             raise ir.IRError(f"statement {n}: {self.tag} of a semaphore")
 
+    def vary(self):
+        """Another value from ``dyn`` (a `Fill`'s lowest bit flipped)."""
+        return ir.replace_nodes(self, Fill, lambda f: Fill(ir.Int(f.operand.value ^ 1, True), f.shape)
+                                if f.operand.dynamic else f)
+
     def mistakes(self, case) -> set[str]:
         try:
             ir.view_shape(case, self.view)
@@ -304,7 +309,7 @@ def constant_like(case, r: ir.Result) -> Iota:
 
 def produced(case, n: int) -> tuple[tuple, str]:
     """(shape, dtype) of the value statement ``n`` of ``case`` gives."""
-    return case.body[n].value_type(case)
+    return case.statements[n].value_type(case)
 
 
 def earlier_values(body, refs) -> list[tuple[int, tuple, str]]:
