@@ -4,10 +4,11 @@ cases.
 
     python -m fuzz.bench [N]
 
-Three samples, because no one case runs everywhere: int16 programs (every
+Four samples, because no one case runs everywhere: int16 programs (every
 path but the TPU interpreter, which takes real semaphores only, and refs
 under jit), programs over REGULAR semaphores (every path but ``run_state``,
-which takes arrays only) and data-ref programs (every path).
+which takes arrays only), flat data-ref programs (every path) and data-ref
+programs with control flow (each has a loop, cond, pl.when or wrapper).
 Columns run interleaved, case by case, so drift hits each alike. Prints
 ratios measured in this one run; nothing is asserted.
 """
@@ -24,13 +25,16 @@ from fuzz import model, oracles, paths
 SHAPE = ("seed-invariant", "aval-preserved", "effects", "abstract-concrete", "valid-runs")
 
 
-def sample(n: int, kind: str | None, applicable: str):
+def sample(n: int, kind: str | None, applicable: str, *, control: bool = False):
     """``n`` programs over semaphores of ``kind`` (None: data refs only) that
-    ``applicable`` can run."""
+    ``applicable`` can run; with ``control``, only those with a control
+    statement, else only flat ones."""
     from strategies import programs
     cases = []
-    strategy = (programs(max_semaphores=0) if kind is None
-                else programs(kinds=(kind,), data_dtypes=()))
+    strategy = (programs(max_semaphores=0, max_depth=2 if control else 0) if kind is None
+                else programs(kinds=(kind,), data_dtypes=(), max_depth=0))
+    if control:
+        strategy = strategy.filter(lambda c: any(s.block_fields for s in c.body))
 
     @settings(max_examples=n, database=None, derandomize=True, deadline=None,
               suppress_health_check=list(HealthCheck))
@@ -55,7 +59,7 @@ def _columns(evaluating):
     for path in evaluating:
         columns[f"{path} + model"] = (lambda c, p=path: oracles.check(
             c, on_paths=(p,), oracles=SHAPE + ("model-vs-path",)))
-    for name in ("jit-eager", "chain-equivalence", "vmap-stack"):
+    for name in ("jit-eager", "chain-equivalence", "control-unrolled", "vmap-stack"):
         columns[f"{name} (+ its runs)"] = (
             lambda c, n=name: oracles.check(c, on_paths=evaluating, oracles=SHAPE + (n,)))
     columns["full tier (every path, oracle)"] = oracles.check
@@ -86,8 +90,10 @@ def main(argv=None):
           _columns(("run_state", "pallas_call")))
     table("REGULAR-semaphore programs", sample(n, "regular", "tpu_interpret"),
           _columns(("pallas_call", "tpu_interpret")))
-    table("data-ref programs", sample(n, None, "jax_refs"),
-          _columns(("run_state", "jax_refs", "pallas_call", "tpu_interpret")))
+    data_paths = ("run_state", "jax_refs", "pallas_call", "tpu_interpret")
+    table("data-ref programs", sample(n, None, "jax_refs"), _columns(data_paths))
+    table("data-ref programs with control flow", sample(n, None, "jax_refs", control=True),
+          _columns(data_paths))
 
 
 if __name__ == "__main__":

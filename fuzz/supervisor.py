@@ -23,6 +23,7 @@ import time
 from dataclasses import asdict, dataclass, field
 
 from fuzz import serialize, workers
+from fuzz.summary import why_not_run
 
 MODES = ("hypothesis", "atheris", "mixed")
 GRACE_S = 15.0          # how long stopping workers may take to file and exit
@@ -437,7 +438,9 @@ class Campaign:
                                         if not f["new"] and f not in flaky],
                          "known": dict(self.known), "fixed": self.fixed},
             "coverage": {"rules_run": sorted(self.rules), "rules_total": len(self.rules_all),
-                         "rules_not_run": sorted(self.rules_all - self.rules)},
+                         "rules_not_run": sorted(self.rules_all - self.rules),
+                         "why_not_run": {r: why_not_run(r)
+                                         for r in sorted(self.rules_all - self.rules)}},
             "workers": {str(i): {"cases": w[0], "busy_s": round(w[1], 1),
                                  "cases_per_s": round(w[0] / w[2], 2) if w[2] else 0.0}
                         for i, w in sorted(per_worker.items())},
