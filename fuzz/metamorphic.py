@@ -15,6 +15,12 @@ computation must agree. No model decides the values; only equality counts.
   re-expressed as one static index of the same element (`model.canonical`).
 - ``control-unrolled``: the program against itself with every loop and
   cond replaced by the blocks it runs (`model.unrolled`).
+- ``grad-matches``: on the ``jax_refs`` program as a function of its float
+  refs' initial contents (to their final contents), forward- and
+  reverse-mode derivatives (the JVP and transpose rules of get, swap and
+  addupdate, then discharge) against finite differences and each other,
+  with ``jax.test_util.check_grads``. The programs are linear in those
+  contents, so central differences are exact but for rounding.
 - ``partial-discharge``: discharging all refs but one (``should_discharge``)
   leaves that one a ref, untouched, and, with it run as a ``jax.new_ref``,
   the program ends as the full discharge does.
@@ -242,6 +248,54 @@ def control_unrolled(case: ir.Case, outcome: paths.Outcome) -> list[Mismatch]:
                                           else _describe(again))],
                                   "as written", "unrolled") +
                      f"\nunrolled program:\n{emit.kernel_source(flat)}", shape=shape)]
+
+
+# The float dtypes whose refs grad-matches differentiates (bf16 and f16 round
+# too coarsely for finite differences).
+GRAD_DTYPES = ("float32", "float64")
+
+
+def grad_applies(case: ir.Case) -> str | None:
+    """Why grad-matches does not apply (None if it does)."""
+    if not _differentiated(case):
+        return "no float32 or float64 ref in use"
+    return None
+
+
+def _differentiated(case: ir.Case) -> list[int]:
+    """The refs grad-matches differentiates: unscoped float refs in use."""
+    return [i for i in paths.unscoped(case)
+            if i in model.data_refs(case) and case.refs[i].kind in GRAD_DTYPES]
+
+
+def grad_matches(case: ir.Case, outcome: paths.Outcome) -> list[Mismatch]:
+    """``outcome`` is an error-free run of ``case`` on ``jax_refs``."""
+    from jax.test_util import check_grads
+    call, args = paths.load(case, outcome.path)["function"]()
+    refs, wrt = paths.unscoped(case), _differentiated(case)
+    at = [1 + refs.index(i) for i in wrt]        # after dyn
+    names = [n for n, _ in paths.MODULES[outcome.path].results(case)]
+    out_at = [names.index(f"r{i}") for i in wrt]
+
+    def of_floats(*xs):
+        full = list(args)
+        for k, x in zip(at, xs):
+            full[k] = x
+        results = call(*full)
+        return tuple(results[k] for k in out_at)
+    # Reverse mode through a while loop is not defined (JAX says so).
+    modes = ("fwd",) if any(s.primitive == "while" for s in case.statements) else ("fwd", "rev")
+    try:
+        check_grads(of_floats, tuple(args[k] for k in at), order=1, modes=modes)
+    except Exception as e:  # noqa: BLE001 - a mismatch, or AD that raises: both findings
+        what = paths.first_line(e)
+        shape = ("results differ" if isinstance(e, AssertionError)
+                 else f"raised {type(e).__name__}")
+        return [Mismatch("grad-matches", "?", outcome.path,
+                         f"{'/'.join(modes)} derivatives of r{', r'.join(map(str, wrt))} "
+                         f"({', '.join(names[k] for k in out_at)} out): {what}",
+                         f"program:\n{emit.kernel_source(case)}", shape=shape)]
+    return []
 
 
 def partial_applies(case: ir.Case) -> str | None:

@@ -158,6 +158,12 @@ class ChainMismatch(OracleFailure):
     wrong_value = True
 
 
+class GradMismatch(OracleFailure):
+    """Derivatives through refs disagree with finite differences (or raise)."""
+    oracle = "grad-matches"
+    under_jit = True
+
+
 class UnrolledMismatch(OracleFailure):
     """A program with loops or conds differs from itself unrolled."""
     oracle = "control-unrolled"
@@ -166,7 +172,7 @@ class UnrolledMismatch(OracleFailure):
 
 # The oracles that compare runs (fuzz/differential.py, fuzz/metamorphic.py).
 _COMPARING = (ModelMismatch, PathMismatch, JitMismatch, VmapMismatch, ChainMismatch,
-              UnrolledMismatch, PartialDischargeMismatch)
+              UnrolledMismatch, GradMismatch, PartialDischargeMismatch)
 ORACLES = (SeedInvariantViolation, AvalNotPreserved, EffectsMismatch, AbstractConcreteMismatch,
            UnexpectedError, SilentAcceptance, WrongError, *_COMPARING)
 ORACLE_NAMES = tuple(dict.fromkeys(c.oracle for c in ORACLES))
@@ -392,6 +398,12 @@ def _metamorphic(report: CaseReport, fine, oracles):
         if "control-unrolled" in oracles and any(s.block_fields for s in case.body):
             report.failures += _from(case, metamorphic.control_unrolled(case, o))
             report.count("control-unrolled")
+    for o in (o for o in fine if o.path == "jax_refs" and "grad-matches" in oracles):
+        if reason := metamorphic.grad_applies(case):
+            report.not_applied["grad-matches"] = reason
+        else:
+            report.failures += _from(case, metamorphic.grad_matches(case, o))
+            report.count("grad-matches")
     for path in (o.path for o in fine if o.path in metamorphic.VMAP_PATHS):
         if "vmap-stack" not in oracles:
             break

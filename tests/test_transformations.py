@@ -1,0 +1,83 @@
+"""Transformations around ref programs: vmap of the eager jax.new_ref
+program and of pallas_call against their calls one by one (vmap-stack), and
+derivatives through refs against finite differences (grad-matches), each
+with a planted wrong batching or AD rule."""
+import jax.numpy as jnp
+
+from fuzz import ir, oracles
+from fuzz.ops.control import Cond, Loop
+from fuzz.ops.ref import AddUpdate, Get, Swap
+from fuzz.ops.ref.common import Fill
+from hunting import hunt
+from strategies import programs
+
+R = ir.Ref("int32", (3,))
+AT = [ir.View(0, (ir.At((ir.Int(k),)),)) for k in range(3)]
+
+
+def _batcher(prim):
+    """The table holding ``prim``'s batching rule, and the rule."""
+    from jax._src.interpreters import batching
+    table = getattr(batching, "fancy_primitive_batchers", {})
+    table = table if prim in table else batching.primitive_batchers
+    return table, table[prim]
+
+
+def test_vmap_stack_catches_a_swap_batching_rule_mixing_up_batch_elements(plant):
+    from jax._src.state import primitives as state_primitives
+    swap_p = state_primitives.swap_p
+    table, real = _batcher(swap_p)
+
+    def flipped(axis_data, args, dims, **params):
+        ref, val, *idx = args
+        if dims[1] is not None:
+            val = jnp.flip(val, axis=dims[1])
+        return real(axis_data, [ref, val, *idx], dims, **params)
+    plant(table, swap_p, flipped)
+    f = hunt(oracles.VmapMismatch, ("vmap-stack",), programs(
+        max_semaphores=0, data_dtypes=("int32",), max_statements=3, paths=("eager",),
+        x64=False, scoped=False, ops=(Loop, Get, Swap), transforms=("at",)), statements=2)
+    assert f.path == "eager" and "one by one" in str(f)
+
+
+def test_a_cond_leaves_eager_vmap_out_but_not_pallas_calls(plant):
+    """vmap refuses a cond with ref effects (JAX says so), so vmap-stack skips
+    the eager program of a case with one; a batching bug in the same case is
+    still caught on pallas_call, whose own batching rule takes the cond."""
+    from jax._src.pallas.pallas_call import pallas_call_p
+    table, real = _batcher(pallas_call_p)
+
+    def reversed_batch(*args, **kwargs):
+        outs, dims = real(*args, **kwargs)
+        return [jnp.flip(o, axis=d) if d is not None else o for o, d in zip(outs, dims)], dims
+    case = ir.Case((R,), (Cond(ir.Int(1, True), ((Swap(AT[0], Fill(ir.Int(4, True))),), ())),),
+                   ("eager", "pallas_call"))
+    clean = oracles.check(case, oracles=("vmap-stack",))
+    assert "vmap of a cond" in clean.not_applied["vmap-stack"] and not clean.failures
+    plant(table, pallas_call_p, reversed_batch)
+    caught = oracles.check(case, oracles=("vmap-stack",)).failures
+    assert [(f.oracle, f.path) for f in caught] == [("vmap-stack", "pallas_call")]
+
+
+def test_grad_matches_catches_a_get_jvp_doubling_its_tangent(plant):
+    from jax._src.interpreters import ad
+    from jax._src.state import primitives as state_primitives
+    get_p = state_primitives.get_p
+    real = ad.primitive_jvps[get_p]
+
+    def doubled(primals, tangents, **params):
+        out, tangent = real(primals, tangents, **params)
+        return out, 2 * tangent
+    plant(ad.primitive_jvps, get_p, doubled)
+    f = hunt(oracles.GradMismatch, ("grad-matches",), programs(
+        max_semaphores=0, data_dtypes=("float32",), max_statements=3, paths=("jax_refs",),
+        x64=False, scoped=False, ops=(Loop, Get, Swap, AddUpdate), transforms=("at",)),
+        statements=2)
+    # Every program reads its refs out (jax.freeze), so any store will do.
+    assert f.path == "jax_refs" and "derivatives of r0" in f.message
+
+
+def test_grad_matches_leaves_out_programs_without_float_refs():
+    case = ir.Case((R,), (Swap(AT[0], Fill(ir.Int(4, True))),), ("jax_refs",))
+    report = oracles.check(case, oracles=("grad-matches",))
+    assert "no float32 or float64 ref" in report.not_applied["grad-matches"]
