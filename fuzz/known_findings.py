@@ -26,7 +26,9 @@ ALL_KNOWN: tuple[KnownFinding, ...] = ops.known_findings()
 # The entries seen on the running JAX release.
 KNOWN = tuple(k for k in ALL_KNOWN if compat.jax_version()[:2] in k.jax_versions)
 BY_ID = {k.id: k for k in ALL_KNOWN}
-# Each family's entries are about its own statements.
+# The control family's entries are about control statements, the others'
+# about the statements over views (an entry of one of those may be about a
+# statement of the other: a transposed view is refused alike).
 FAMILY = ops.finding_families()
 
 
@@ -52,8 +54,9 @@ def trigger_statements(k: KnownFinding, failure) -> list[int]:
 
 
 def _has_trigger(k: KnownFinding, case: ir.Case, n: int) -> bool:
-    """Statement ``n`` is of ``k``'s family and has its trigger."""
-    return case.statements[n].family == FAMILY[k.id] and k.trigger(case, n)
+    """Statement ``n`` is of the kind ``k`` is about and has its trigger."""
+    control = case.statements[n].family == "control"
+    return control == (FAMILY[k.id] == "control") and k.trigger(case, n)
 
 
 def _downstream(k: KnownFinding, failure, roots: list[int]) -> bool:

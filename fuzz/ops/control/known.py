@@ -2,6 +2,8 @@
 already know about (matched by `fuzz.known_findings`)."""
 from __future__ import annotations
 
+import dataclasses
+
 from fuzz import ir
 from fuzz.ops.base import KnownFinding
 from fuzz.ops.control.loop import Loop
@@ -9,6 +11,7 @@ from fuzz.ops.control.wrap import Wrap
 from fuzz.ops.ref.common import Iota
 from fuzz.ops.ref.get import Get
 from fuzz.ops.ref.swap import Swap
+from fuzz.ops.semaphore.signal import Signal
 
 _STORES = ("swap", "addupdate", "masked_swap")
 
@@ -29,6 +32,47 @@ def _wrapping_a_store(*vias):
         return isinstance(stmt, Wrap) and stmt.via in vias and any(
             s.primitive in _STORES for s in ir.flat(stmt.body))
     return trigger
+
+
+def _wrapping_a_float_store(via):
+    """A `Wrap` (via ``via``) with a store to a float ref inside."""
+    def trigger(case: ir.Case, k: int) -> bool:
+        stmt = case.statements[k]
+        return isinstance(stmt, Wrap) and stmt.via == via and any(
+            s.primitive in _STORES and case.refs[s.view.ref].kind.startswith("float")
+            for s in ir.flat(stmt.body))
+    return trigger
+
+
+def _wrapping_a_ref(*vias):
+    """A `Wrap` (via one of ``vias``) with a statement on a ref inside."""
+    def trigger(case: ir.Case, k: int) -> bool:
+        stmt = case.statements[k]
+        return isinstance(stmt, Wrap) and stmt.via in vias and any(
+            ir.views(s) for s in ir.flat(stmt.body))
+    return trigger
+
+
+def _wrapping_a_semaphore(*vias):
+    """A `Wrap` (via one of ``vias``) with a statement on a semaphore inside."""
+    def trigger(case: ir.Case, k: int) -> bool:
+        stmt = case.statements[k]
+        return isinstance(stmt, Wrap) and stmt.via in vias and any(
+            case.refs[v.ref].is_semaphore for s in ir.flat(stmt.body) for v in ir.views(s))
+    return trigger
+
+
+def _scoped_semaphore_view_in_custom_vjp(case: ir.Case, k: int) -> bool:
+    """A custom_vjp `Wrap` with a statement on a view (with transforms) of a
+    scoped semaphore inside."""
+    stmt = case.statements[k]
+    return isinstance(stmt, Wrap) and stmt.via == "custom_vjp" and any(
+        case.refs[v.ref].is_semaphore and case.refs[v.ref].scoped and v.transforms
+        for s in ir.flat(stmt.body) for v in ir.views(s))
+
+
+def _wrapped_signal_example(via: str) -> ir.Case:
+    return ir.Case((ir.Ref("regular", ()),), (Wrap(via, (Signal(ir.View(0), ir.Int(1)),)),))
 
 
 def _wrapped_store_example(via: str) -> ir.Case:
@@ -65,17 +109,76 @@ KNOWN_FINDINGS: tuple[KnownFinding, ...] = (
         paths=("tpu_interpret",),
         jax_versions=((0, 12),)),
     KnownFinding(
-        "tpu-interpret-store-inside-custom-vjp",
-        "the TPU interpreter fails on a kernel that stores to a closed-over ref "
-        "inside a jax.custom_vjp function: the store is bound on the "
-        "interpreter's stand-in for the ref (an int16 array), which is not a "
-        "Ref ('ShapedArray' object has no attribute 'inner_aval' through an "
-        "indexer, '`swap` must be called on `Ref` types' without one)",
+        "tpu-interpret-ref-inside-custom-vjp",
+        "the TPU interpreter fails on a kernel that uses a ref inside a "
+        "jax.custom_vjp function: the body's ref primitives are bound on the "
+        "interpreter's int16 stand-ins for the refs, which are not refs "
+        "('ShapedArray' object has no attribute 'inner_aval', '`swap` must be "
+        "called on `Ref` types: int16[]', 'Cannot signal on a non-semaphore "
+        "Ref: int16[]'); interpret=True (HLO interpreter) runs the same kernel",
         symptoms=(("valid-runs", r"AttributeError: 'ShapedArray' object has no attribute "
-                                 r"'inner_aval'|ValueError: `(swap|addupdate)` must be called on "
-                                 r"`Ref` types: int16"),),
-        trigger=_wrapping_a_store("custom_vjp"),
+                                 r"'inner_aval'|ValueError: `(get|swap|addupdate)` must be called "
+                                 r"on `Ref` types: int16|ValueError: Cannot (signal|wait) on a "
+                                 r"non-semaphore Ref"),),
+        trigger=_wrapping_a_ref("custom_vjp"),
         example=_wrapped_store_example("custom_vjp"),
         paths=("tpu_interpret",),
+        jax_versions=((0, 12),)),
+    KnownFinding(
+        "checkpoint-vjp-drops-ref-writes",
+        "reverse-mode AD through jax.checkpoint of a function that writes a "
+        "jax.Ref (closed over or passed in) ignores the writes: the VJP "
+        "passes the ref's cotangent through unchanged (x[0] = 3.0 inside "
+        "checkpoint gives d x[0] = 1, not 0; x[...] *= 3 gives 1, not 3), "
+        "while forward mode and the same function without checkpoint are "
+        "right. A silent wrong gradient",
+        symptoms=(("grad-matches", r"^rev derivatives of .*: AssertionError: Not equal to "
+                                   r"tolerance"),),
+        trigger=_wrapping_a_float_store("checkpoint"),
+        example=ir.Case((ir.Ref("float32", (2,)),), (Wrap("checkpoint", (Swap(
+            ir.View(0, (ir.At((ir.Int(0),)),)), Iota("float32", (), 3)),)),), ("eager",)),
+        jax_versions=((0, 12),)),
+    KnownFinding(
+        "semaphore-inside-jit-checkpoint-or-custom-vmap",
+        "a kernel that signals or waits on a semaphore inside jax.jit, "
+        "jax.checkpoint or a custom_vmap function cannot be discharged: the "
+        "rule of the wrapper treats the semaphore's value as an array "
+        "('dtype=semaphore is not a valid dtype for JAX type promotion'); "
+        "the same statement outside the wrapper, or in a loop, works",
+        symptoms=(("valid-runs", r"ValueError: dtype=(barrier_)?semaphore is not a valid dtype "
+                                 r"for JAX type promotion"),
+                  # ...and in invalid programs, before their own mistake is reached.
+                  ("invalid-rejected", r"^ValueError: dtype=(barrier_)?semaphore is not a valid "
+                                       r"dtype for JAX type promotion")),
+        trigger=_wrapping_a_semaphore("jit", "checkpoint", "custom_vmap"),
+        example=_wrapped_signal_example("jit"),
+        jax_versions=((0, 12),)),
+    KnownFinding(
+        "tpu-interpret-semaphore-inside-wrapper",
+        "the TPU interpreter fails on a kernel that signals or waits on a "
+        "semaphore inside jax.checkpoint or a custom_vmap function: the semaphore reaches the primitive as the interpreter's "
+        "int16 stand-in ('Cannot signal on a non-semaphore Ref: int16[]'), or "
+        "the wrapper's body cannot be lowered ('No ir_type_handler for aval "
+        "type: AbstractRef')",
+        symptoms=(("valid-runs", r"ValueError: Cannot (signal|wait) on a non-semaphore Ref|"
+                                 r"TypeError: No ir_type_handler for aval type: <class "
+                                 r"'jax\._src\.state\.types\.AbstractRef'>"),),
+        trigger=_wrapping_a_semaphore("checkpoint", "custom_vmap"),
+        example=dataclasses.replace(_wrapped_signal_example("checkpoint"), paths=("tpu_interpret",)),
+        paths=("tpu_interpret",),
+        jax_versions=((0, 12),)),
+    KnownFinding(
+        "scoped-semaphore-view-inside-custom-vjp",
+        "a kernel that signals or waits, inside a jax.custom_vjp function, on "
+        "a view of a semaphore allocated with pl.run_scoped cannot be "
+        "discharged: the semaphore ref reaches the view's own primitive "
+        "('Attempting to pass a Ref Ref<semaphore_mem>{int16[3]} to a "
+        "primitive: dynamic_slice -- did you forget to unpack'); an operand "
+        "semaphore, or the statement outside custom_vjp, works",
+        symptoms=(("valid-runs", r"ValueError: Attempting to pass a Ref Ref<semaphore_mem>\{"
+                                 r"int16\[[\d,]*\]\} to a primitive: \w+"),),
+        trigger=_scoped_semaphore_view_in_custom_vjp,
+        example=ir.Case((ir.Ref("regular", (3,), scoped=True),), (Wrap("custom_vjp", (Signal(
+            ir.View(0, (ir.At((ir.Int(0, True),)),)), ir.Int(1)),)),), ("abstract",)),
         jax_versions=((0, 12),)),
 )

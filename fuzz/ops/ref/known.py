@@ -9,6 +9,7 @@ from fuzz.ops.base import KnownFinding
 from fuzz.ops.ref.addupdate import AddUpdate
 from fuzz.ops.ref.common import INTEGER, Iota, Mask, Scalar, produced
 from fuzz.ops.ref.get import Get
+from fuzz.ops.ref.inspect import Inspect
 from fuzz.ops.ref.masked_load import MaskedLoad, fits
 from fuzz.ops.ref.masked_store import MaskedStore
 from fuzz.ops.ref.swap import Swap
@@ -347,8 +348,12 @@ KNOWN_FINDINGS: tuple[KnownFinding, ...] = (
             ("partial-discharge", r"Unable to replace an Array with an Array of different "
                                   r"(shape|dtype)|"
                                   r"Expected aliased input \d+ at index|"
-                                  r"Cannot lower jaxpr with verifier errors"),
+                                  r"Cannot lower jaxpr with verifier errors|"
+                                  # ...as a loop's carry, once the loop is discharged.
+                                  r"while_loop body function carry input and carry output "
+                                  r"must have equal types"),
             ("jit-eager", r"Cannot lower jaxpr with verifier errors"),
+            ("control-unrolled", r"^results differ when every loop and cond is unrolled"),
             ("path-vs-path", r"^final r\d+ differs between"),
             # Re-indexed as one static index, the store no longer goes wrong.
             ("chain-equivalence", r"^results differ when every view is one static index")),
@@ -420,7 +425,11 @@ KNOWN_FINDINGS: tuple[KnownFinding, ...] = (
         "separates them, though it stands for no axis) and give shape (3, 1); "
         "the ref's get promises (1, 3), as if they were adjacent",
         symptoms=(("abstract-concrete", r"^the value of \w+ is \w+\[[\d,]*\]; NumPy's "
-                                        r"arr\[idx\] of the same view is"),),
+                                        r"arr\[idx\] of the same view is"),
+                  # A store of a value of NumPy's shape is refused.
+                  ("valid-runs", r"ValueError: Invalid shape for `(addupdate|swap)`\. Ref shape: "),
+                  ("invalid-rejected", r"^ValueError: Invalid shape for `(addupdate|swap)`\. Ref "
+                                       r"shape: ")),
         trigger=_ellipsis_between_advanced_indices,
         example=ir.Case((ir.Ref("int32", (1, 1, 1)),), (Get(ir.View(0, (ir.At((
             ir.Slice(), ir.Int(0), ir.Ellipsis_(), ir.IntArray((0, 0, 0), True))),))),),
@@ -482,4 +491,27 @@ KNOWN_FINDINGS: tuple[KnownFinding, ...] = (
         example=ir.Case((ir.Ref("int32", (3,)),), (Get(ir.View(0, (ir.Bitcast("float32"),))),),
                         paths=("abstract",)),
         jax_versions=((0, 10), (0, 12))),
+    KnownFinding(
+        "debug-discharge-writes-back-its-refs",
+        "the discharge rules of debug_callback and debug_print (jax/_src/"
+        "debugging.py) return every operand as a new value ('return args, "
+        "out'), so a ref a debug callback or print only reads is written back, "
+        "though the primitive declares no effect on it (only DebugEffect): the "
+        "values are unchanged, but partial discharge and aliasing see a write",
+        symptoms=(("effects", r"^debug_(callback|print) discharge returned a new value for "
+                              r"operand \d+, which its effects \{DebugEffect\(None\)\} do not write"),),
+        trigger=lambda case, k: isinstance(case.statements[k], Inspect),
+        example=ir.Case((ir.Ref("float32", (2,)),), (Inspect(ir.View(0)),), paths=("abstract",)),
+        jax_versions=((0, 12),)),
+    KnownFinding(
+        "eager-debug-callback-of-ref",
+        "jax.debug.callback(f, x) or jax.debug.print('{}', x) of an eager "
+        "jax.Ref x fails with TypeError: No pxla_result_handler for type "
+        "AbstractRef: the eager debug primitive is dispatched as a jit that "
+        "returns the ref; under jax.jit (and in kernels) the same call works",
+        symptoms=(("valid-runs", r"TypeError: No pxla_result_handler for type: <class "
+                                 r"'jax\._src\.state\.types\.AbstractRef'>"),),
+        trigger=lambda case, k: isinstance(case.statements[k], Inspect),
+        example=ir.Case((ir.Ref("float32", (2,)),), (Inspect(ir.View(0)),), paths=("eager",)),
+        jax_versions=((0, 12),), paths=("eager",)),
 )

@@ -131,7 +131,9 @@ KNOWN_FINDINGS: tuple[KnownFinding, ...] = (
             ("partial-discharge", r"raised ValueError: Cannot lower jaxpr with verifier errors"),
             # The collapsed ref flows on through a pallas_call's write-back.
             (_INVALID, r"TypeError: broadcast_in_dim broadcast_dimensions must have length"),
-            ("aval-preserved", r"^run_scoped returned a new value int16\[\] for operand"),
+            # ...and out of the control flow and wrappers around the wait.
+            ("aval-preserved", r"^(run_scoped|scan|while|cond|jit|remat2|custom_vjp_call|"
+                               r"custom_vmap_call) returned a new value int16\[\] for operand"),
             # Later signals and waits on the collapsed ref see a scalar value.
             ("aval-preserved", r"^semaphore_(signal|wait\[decrement=True\]) returned a new "
                                r"value \w+\[\] for operand 0"),
