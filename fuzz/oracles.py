@@ -398,7 +398,7 @@ def _metamorphic(report: CaseReport, fine, oracles):
         if "control-unrolled" in oracles and any(s.block_fields for s in case.body):
             report.failures += _from(case, metamorphic.control_unrolled(case, o))
             report.count("control-unrolled")
-    for o in (o for o in fine if o.path == "jax_refs" and "grad-matches" in oracles):
+    for o in (o for o in fine if o.path == "eager" and "grad-matches" in oracles):
         if reason := metamorphic.grad_applies(case):
             report.not_applied["grad-matches"] = reason
         else:

@@ -7,11 +7,11 @@ import re
 import pytest
 from hypothesis import given
 
-from fuzz import compat, emit, ir, minimize, model, oracles, paths, serialize
+from fuzz import compat, emit, ir, minimize, model, oracles, serialize
 from fuzz.ops.control import Cond, Loop, When
 from fuzz.ops.ref import AddUpdate, Get, Swap
 from fuzz.ops.ref.common import Iota, Scalar
-from fuzz.ops.semaphore import Read, Signal
+from fuzz.ops.semaphore import Read
 from hunting import hunt
 from test_strategies import _find
 from strategies import programs
