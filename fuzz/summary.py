@@ -19,8 +19,6 @@ OUT_OF_REACH = {
     "emit_pipeline": "needs an abstract TPU device (jit(...).trace(...).lower(...)): not drawn yet",
     "pipeline_body": "bound only by emit_pipeline's rule: not drawn yet",
     "eval_jaxpr": "needs a jax.jit(f).trace(ref) Traced object called inside a trace: not drawn yet",
-    "debug_callback": "jax.debug.callback of a ref is not drawn yet",
-    "debug_print": "jax.debug.print of a ref is not drawn yet",
 }
 
 
