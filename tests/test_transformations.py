@@ -5,7 +5,7 @@ with a planted wrong batching or AD rule."""
 import jax.numpy as jnp
 
 from fuzz import ir, oracles
-from fuzz.ops.control import Cond, Loop
+from fuzz.ops.control import Cond, Loop, Wrap
 from fuzz.ops.ref import AddUpdate, Get, Swap
 from fuzz.ops.ref.common import Fill
 from hunting import hunt
@@ -87,9 +87,11 @@ def test_a_forward_mode_bug_beside_the_checkpoint_finding_is_reported(plant):
     """checkpoint-vjp-drops-ref-writes matches reverse-mode mismatches only:
     a planted JVP bug in a case that has the finding's trigger is new."""
     from jax._src.interpreters import ad
-    from fuzz import known_findings
     from jax._src.state import primitives as state_primitives
-    example = known_findings.BY_ID["checkpoint-vjp-drops-ref-writes"].example
+    f32 = ir.Ref("float32", (2,))
+    at = [ir.View(0, (ir.At((ir.Int(k),)),)) for k in range(2)]
+    example = ir.Case((f32,), (Wrap("checkpoint", (Get(at[0]), Swap(at[1], ir.Result(1)))),),
+                      ("eager",))
     assert [f.known for f in oracles.check(example).failures] == [
         "checkpoint-vjp-drops-ref-writes"]
     get_p = state_primitives.get_p

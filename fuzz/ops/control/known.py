@@ -6,10 +6,12 @@ import dataclasses
 
 from fuzz import ir
 from fuzz.ops.base import KnownFinding
+from fuzz.ops.control.cond import Cond
 from fuzz.ops.control.loop import Loop
 from fuzz.ops.control.wrap import Wrap
 from fuzz.ops.ref.common import Iota
 from fuzz.ops.ref.get import Get
+from fuzz.ops.ref.inspect import Inspect
 from fuzz.ops.ref.swap import Swap
 from fuzz.ops.semaphore.signal import Signal
 
@@ -180,5 +182,20 @@ KNOWN_FINDINGS: tuple[KnownFinding, ...] = (
         trigger=_scoped_semaphore_view_in_custom_vjp,
         example=ir.Case((ir.Ref("regular", (3,), scoped=True),), (Wrap("custom_vjp", (Signal(
             ir.View(0, (ir.At((ir.Int(0, True),)),)), ir.Int(1)),)),), ("abstract",)),
+        jax_versions=((0, 12),)),
+    KnownFinding(
+        "partial-discharge-switch-debug-callback-sharding",
+        "a lax.switch (three branches or more) whose branch passes refs to "
+        "jax.debug.callback, discharged with one int16 ref kept as a ref "
+        "(should_discharge), fails to compile: XLA's HLO verifier rejects the "
+        "lowered program ('Invalid sharding for instruction: %arg_tuple.0 = () "
+        "parameter(0)', RET_CHECK 'Shape (s16[]) has 1 leaf nodes while this "
+        "sharding has 2'); the full discharge runs",
+        symptoms=(("partial-discharge", r"raised JaxRuntimeError: INTERNAL: during context "
+                                        r"\[hlo verifier\]: Invalid sharding for instruction"),),
+        trigger=lambda case, k: isinstance(case.statements[k], Cond) and len(
+            case.statements[k].branches) > 2 and any(ir.walk(case.statements[k].branches, Inspect)),
+        example=ir.Case((ir.Ref("int16", ()), ir.Ref("int16", (0,))), (Cond(ir.Int(0), (
+            (), (Inspect(ir.View(1)), Inspect(ir.View(0))), ())),), ("abstract",)),
         jax_versions=((0, 12),)),
 )

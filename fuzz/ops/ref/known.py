@@ -514,4 +514,18 @@ KNOWN_FINDINGS: tuple[KnownFinding, ...] = (
         trigger=lambda case, k: isinstance(case.statements[k], Inspect),
         example=ir.Case((ir.Ref("float32", (2,)),), (Inspect(ir.View(0)),), paths=("eager",)),
         jax_versions=((0, 12),), paths=("eager",)),
+    KnownFinding(
+        "pallas-call-zero-size-operand",
+        "pl.pallas_call(..., interpret=True) (and the TPU interpreter) with an "
+        "operand that has a zero-size dimension fails with ZeroDivisionError "
+        "in interpret utils' pad_to_block_dimension ((v - 1) // b with a block "
+        "dimension of 0): even a kernel that copies its input to its output",
+        symptoms=(("valid-runs", r"ZeroDivisionError: integer division or modulo by zero"),
+                  ("invalid-rejected", r"^ZeroDivisionError: integer division or modulo by zero")),
+        # The operand, not a statement, is the cause: any statement of a case
+        # with a zero-size data operand (an invalid program's mistake, too).
+        trigger=lambda case, k: any(s.family == "ref" and 0 in case.refs[s.view.ref].shape
+                                    for s in case.statements),
+        example=ir.Case((ir.Ref("float32", (0,)),), (Inspect(ir.View(0)),), paths=("pallas_call",)),
+        jax_versions=((0, 12),), paths=("nested", "pallas_call", "tpu_interpret")),
 )
