@@ -39,8 +39,9 @@ def _hits(patterns, failure) -> bool:
 
 def trigger_statements(k: KnownFinding, failure) -> list[int]:
     """The statements ``failure`` is about that have ``k``'s trigger: the one
-    it is pinned to (or a control statement it is nested in), or, pinned to
-    none, those of its primitive."""
+    it is pinned to (or a control statement it is nested in, or, pinned to a
+    control statement, one nested in it), or, pinned to none, those of its
+    primitive."""
     case = failure.case
     if case is None:
         return []
@@ -48,7 +49,9 @@ def trigger_statements(k: KnownFinding, failure) -> list[int]:
         at = failure.statement
         if at >= len(case.statements):
             return []
-        return [n for n in (at, *ir.enclosing(case.body, at)) if _has_trigger(k, case, n)]
+        inside = range(at + 1, at + ir.size(case.statements[at]))
+        return [n for n in (at, *ir.enclosing(case.body, at), *inside)
+                if _has_trigger(k, case, n)]
     return [n for n, stmt in enumerate(case.statements)
             if failure.primitive in (ir.primitive(stmt), "?") and _has_trigger(k, case, n)]
 

@@ -73,6 +73,13 @@ def _scoped_semaphore_view_in_custom_vjp(case: ir.Case, k: int) -> bool:
         for s in ir.flat(stmt.body) for v in ir.views(s))
 
 
+def _switch_inspecting_a_zero_size_ref(case: ir.Case, k: int) -> bool:
+    """A switch (3 branches or more) with a debug callback of a zero-size ref inside."""
+    stmt = case.statements[k]
+    return isinstance(stmt, Cond) and len(stmt.branches) > 2 and any(
+        0 in case.refs[s.view.ref].shape for s in ir.walk(stmt.branches, Inspect))
+
+
 def _wrapped_signal_example(via: str) -> ir.Case:
     return ir.Case((ir.Ref("regular", ()),), (Wrap(via, (Signal(ir.View(0), ir.Int(1)),)),))
 
@@ -185,17 +192,17 @@ KNOWN_FINDINGS: tuple[KnownFinding, ...] = (
         jax_versions=((0, 12),)),
     KnownFinding(
         "partial-discharge-switch-debug-callback-sharding",
-        "a lax.switch (three branches or more) whose branch passes refs to "
-        "jax.debug.callback, discharged with one int16 ref kept as a ref "
-        "(should_discharge), fails to compile: XLA's HLO verifier rejects the "
-        "lowered program ('Invalid sharding for instruction: %arg_tuple.0 = () "
-        "parameter(0)', RET_CHECK 'Shape (s16[]) has 1 leaf nodes while this "
-        "sharding has 2'); the full discharge runs",
+        "a lax.switch (three branches or more) whose branch passes a "
+        "zero-size int16 ref to jax.debug.callback, discharged with another "
+        "int16 ref kept as a ref (should_discharge), fails to compile: XLA's "
+        "HLO verifier rejects the lowered program ('Invalid sharding for "
+        "instruction: %arg_tuple.0 = () parameter(0)', RET_CHECK 'Shape "
+        "(s16[]) has 1 leaf nodes while this sharding has 2'); the full "
+        "discharge runs, and so does the same program with a two-element ref",
         symptoms=(("partial-discharge", r"raised JaxRuntimeError: INTERNAL: during context "
                                         r"\[hlo verifier\]: Invalid sharding for instruction"),),
-        trigger=lambda case, k: isinstance(case.statements[k], Cond) and len(
-            case.statements[k].branches) > 2 and any(ir.walk(case.statements[k].branches, Inspect)),
+        trigger=_switch_inspecting_a_zero_size_ref,
         example=ir.Case((ir.Ref("int16", ()), ir.Ref("int16", (0,))), (Cond(ir.Int(0), (
-            (), (Inspect(ir.View(1)), Inspect(ir.View(0))), ())),), ("abstract",)),
+            (), (Inspect(ir.View(1)), Inspect(ir.View(0))), ())),), ("abstract", "run_state")),
         jax_versions=((0, 12),)),
 )

@@ -500,6 +500,9 @@ KNOWN_FINDINGS: tuple[KnownFinding, ...] = (
         "values are unchanged, but partial discharge and aliasing see a write",
         symptoms=(("effects", r"^debug_(callback|print) discharge returned a new value for "
                               r"operand \d+, which its effects \{DebugEffect\(None\)\} do not write"),),
+        # A ref kept (should_discharge) is written back all the same.
+        consequences=(("partial-discharge", r"raised ValueError: Did not ask for inval to be "
+                                            r"discharged but it was"),),
         trigger=lambda case, k: isinstance(case.statements[k], Inspect),
         example=ir.Case((ir.Ref("float32", (2,)),), (Inspect(ir.View(0)),), paths=("abstract",)),
         jax_versions=((0, 12),)),
@@ -508,9 +511,13 @@ KNOWN_FINDINGS: tuple[KnownFinding, ...] = (
         "jax.debug.callback(f, x) or jax.debug.print('{}', x) of an eager "
         "jax.Ref x fails with TypeError: No pxla_result_handler for type "
         "AbstractRef: the eager debug primitive is dispatched as a jit that "
-        "returns the ref; under jax.jit (and in kernels) the same call works",
+        "returns the ref (inside an eager jax.jit: 'No constant handler for "
+        "type Ref'); under an outer jax.jit (and in kernels) the same call works",
         symptoms=(("valid-runs", r"TypeError: No pxla_result_handler for type: <class "
-                                 r"'jax\._src\.state\.types\.AbstractRef'>"),),
+                                 r"'jax\._src\.state\.types\.AbstractRef'>|"
+                                 # ...inside an eager jax.jit, which takes the ref as a constant.
+                                 r"TypeError: No constant handler for type: <class "
+                                 r"'jax\._src\.core\.Ref'>"),),
         trigger=lambda case, k: isinstance(case.statements[k], Inspect),
         example=ir.Case((ir.Ref("float32", (2,)),), (Inspect(ir.View(0)),), paths=("eager",)),
         jax_versions=((0, 12),), paths=("eager",)),
