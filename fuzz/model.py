@@ -251,13 +251,11 @@ def unrolled(case: ir.Case) -> ir.Case:
                 latest[n] = number
                 append(ir.replace_nodes(stmt, ir.Result, lambda r: ir.Result(latest[r.stmt])))
             else:
-                ran = stmt.executed(n)
-                for inner, first in ran:
-                    copy(inner, first)
-                firsts = stmt.firsts(n)
-                for b, first in zip(stmt.blocks(), firsts):
-                    if first not in {f for _, f in ran}:
-                        append(_dead(b, first, number, latest, When))
+                blocks, firsts, ran = stmt.blocks(), stmt.firsts(n), stmt.executed()
+                for b in ran:
+                    copy(blocks[b], firsts[b])
+                for b in sorted(set(range(len(blocks))) - set(ran)):
+                    append(_dead(blocks[b], firsts[b], number, latest, When))
             n += ir.size(stmt)
     copy(case.body, 0)
     return dataclasses.replace(case, body=tuple(out))

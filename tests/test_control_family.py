@@ -38,6 +38,16 @@ def test_model_runs_a_loop_count_times_and_a_cond_its_branch():
     assert model.evaluate(case).state == model.evaluate(model.unrolled(case)).state
 
 
+def test_unrolling_keeps_a_branch_not_taken_under_a_static_when():
+    # Branch 0 (empty) is taken; branch 1 starts at the same number as the
+    # empty one would, and must still be kept, dead, so r0 keeps its role.
+    case = _case(Cond(ir.Int(0), ((), (Get(AT[0]), Swap(AT[1], ir.Result(1))), ())))
+    flat = model.unrolled(case)
+    assert flat.body == (When(ir.Int(0), (Get(AT[0]), Swap(AT[1], ir.Result(1)))),
+                         When(ir.Int(0), ()))
+    assert model.evaluate(flat).state == model.evaluate(case).state
+
+
 def test_statements_are_numbered_in_pre_order_and_results_are_scoped():
     get = Get(AT[0])
     loop = Loop(ir.Int(2), (get, Swap(AT[1], ir.Result(1))))

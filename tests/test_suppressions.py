@@ -139,7 +139,7 @@ def test_a_planted_wrong_count_beside_the_trigger_is_reported(example, plant):
     plant(compat.discharge_rules(), wait_p,
           compat.wrap_rule(compat.discharge_rules()[wait_p], around))
     case = _with_planted_ref(example)
-    wait_at = len(example.body) + 1
+    wait_at = len(example.statements) + 1
     evaluated = any(p != "abstract" for p in example.paths)
     case = dataclasses.replace(   # a wrong value needs a path that evaluates
         case, body=(*example.body, *_planted_statements(len(example.refs))),

@@ -36,9 +36,9 @@ class ControlOp(Op):
             first += len(ir.flat(b))
         return out
 
-    def executed(self, n: int) -> list[tuple[tuple, int]]:
-        """The blocks a run of this statement (number ``n``) executes, in
-        order, each with the number of its first statement."""
+    def executed(self) -> list[int]:
+        """The blocks (by index in `blocks`) a run of this statement
+        executes, in order."""
         raise NotImplementedError
 
     def vary(self):

@@ -41,8 +41,8 @@ class Cond(ControlOp):
             call = f"jax.lax.switch({index}, [{', '.join(names)}])"
         return [*lines, (call, n)]
 
-    def executed(self, n):
-        return [(self.branches[self.taken()], self.firsts(n)[self.taken()])]
+    def executed(self):
+        return [self.taken()]
 
     def run(self, memory, n):
         return memory.run(self.branches[self.taken()], self.firsts(n)[self.taken()])

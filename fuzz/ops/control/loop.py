@@ -60,8 +60,8 @@ class Loop(ControlOp):
                 call = f"jax.lax.scan({name}, 0, None, length={count}{reverse}{unroll})"
         return [*body, (call, n)]
 
-    def executed(self, n):
-        return [(self.body, n + 1)] * max(self.count.value, 0)
+    def executed(self):
+        return [0] * max(self.count.value, 0)
 
     def run(self, memory, n):
         for _ in range(max(self.count.value, 0)):

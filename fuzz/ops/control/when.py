@@ -24,8 +24,8 @@ class When(ControlOp):
         return [(f"@pl.when({pred} != 0)", n),
                 *self.body_lines(e, self.body, n + 1, f"def when{n}():")]
 
-    def executed(self, n):
-        return [(self.body, n + 1)] if self.pred.value != 0 else []
+    def executed(self):
+        return [0] if self.pred.value != 0 else []
 
     def run(self, memory, n):
         return memory.run(self.body, n + 1) if self.pred.value != 0 else None
