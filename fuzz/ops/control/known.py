@@ -64,12 +64,12 @@ def _wrapping_a_semaphore(*vias):
     return trigger
 
 
-def _scoped_semaphore_view_in_custom_vjp(case: ir.Case, k: int) -> bool:
+def _scoped_view_in_custom_vjp(case: ir.Case, k: int) -> bool:
     """A custom_vjp `Wrap` with a statement on a view (with transforms) of a
-    scoped semaphore inside."""
+    ref allocated with pl.run_scoped inside."""
     stmt = case.statements[k]
     return isinstance(stmt, Wrap) and stmt.via == "custom_vjp" and any(
-        case.refs[v.ref].is_semaphore and case.refs[v.ref].scoped and v.transforms
+        case.refs[v.ref].scoped and v.transforms
         for s in ir.flat(stmt.body) for v in ir.views(s))
 
 
@@ -177,16 +177,17 @@ KNOWN_FINDINGS: tuple[KnownFinding, ...] = (
         paths=("tpu_interpret",),
         jax_versions=((0, 12),)),
     KnownFinding(
-        "scoped-semaphore-view-inside-custom-vjp",
-        "a kernel that signals or waits, inside a jax.custom_vjp function, on "
-        "a view of a semaphore allocated with pl.run_scoped cannot be "
-        "discharged: the semaphore ref reaches the view's own primitive "
-        "('Attempting to pass a Ref Ref<semaphore_mem>{int16[3]} to a "
-        "primitive: dynamic_slice -- did you forget to unpack'); an operand "
-        "semaphore, or the statement outside custom_vjp, works",
-        symptoms=(("valid-runs", r"ValueError: Attempting to pass a Ref Ref<semaphore_mem>\{"
-                                 r"int16\[[\d,]*\]\} to a primitive: \w+"),),
-        trigger=_scoped_semaphore_view_in_custom_vjp,
+        "scoped-ref-view-inside-custom-vjp",
+        "a kernel that uses, inside a jax.custom_vjp function, a view of a ref "
+        "allocated with pl.run_scoped (a semaphore or VMEM scratch, indexed "
+        "dynamically, sliced or reshaped) cannot be discharged: the ref itself "
+        "reaches the view's own primitive ('Attempting to pass a Ref "
+        "Ref<semaphore_mem>{int16[3]} to a primitive: dynamic_slice -- did you "
+        "forget to unpack'); an operand ref, or the statement outside "
+        "custom_vjp, works",
+        symptoms=(("valid-runs", r"ValueError: Attempting to pass a Ref Ref<\w+>\{"
+                                 r"\w+\[[\d,]*\]\} to a primitive: \w+"),),
+        trigger=_scoped_view_in_custom_vjp,
         example=ir.Case((ir.Ref("regular", (3,), scoped=True),), (Wrap("custom_vjp", (Signal(
             ir.View(0, (ir.At((ir.Int(0, True),)),)), ir.Int(1)),)),), ("abstract",)),
         jax_versions=((0, 12),)),

@@ -6,6 +6,7 @@ import numpy as np
 
 from fuzz import ir
 from fuzz.ops.base import KnownFinding
+from fuzz.ops.control.cond import Cond
 from fuzz.ops.ref.addupdate import AddUpdate
 from fuzz.ops.ref.common import INTEGER, Iota, Mask, Scalar, produced
 from fuzz.ops.ref.get import Get
@@ -138,6 +139,22 @@ def _masked_store_with_dynamic_index_under_x64(case: ir.Case, k: int) -> bool:
     stmt = case.statements[k]
     return case.x64 and isinstance(stmt, MaskedStore) and any(
         i.dynamic for t in stmt.view.transforms if isinstance(t, ir.At) for i in ir.walk(t, ir.Int))
+
+
+def _masked_store_in_control_flow_on_a_memory_space(case: ir.Case, k: int) -> bool:
+    """A masked store, nested in a control statement, to a ref with a
+    memory space."""
+    stmt = case.statements[k]
+    return (isinstance(stmt, MaskedStore) and case.refs[stmt.view.ref].memory_space is not None
+            and bool(ir.enclosing(case.body, k)))
+
+
+def _through_a_transformed_ref(case: ir.Case, k: int) -> bool:
+    """A data statement on a view that is a transformed ref before its last
+    indexer (``x.at[:][i]``)."""
+    stmt = case.statements[k]
+    chain = stmt.view.transforms if stmt.family == "ref" else ()
+    return len(chain[:-1] if chain and isinstance(chain[-1], ir.At) else chain) > 0
 
 
 def _ds_with_dynamic_start(case: ir.Case, k: int) -> bool:
@@ -538,4 +555,30 @@ KNOWN_FINDINGS: tuple[KnownFinding, ...] = (
                                     for s in case.statements),
         example=ir.Case((ir.Ref("float32", (0,)),), (Inspect(ir.View(0)),), paths=("pallas_call",)),
         jax_versions=((0, 12),), paths=("nested", "pallas_call", "tpu_interpret")),
+    KnownFinding(
+        "vmap-transformed-ref-indexed",
+        "under jax.vmap, a get or store through a transformed ref indexed again "
+        "(jax.ref.get(x.at[:], slice(None)), x.at[:][:]) on a batched "
+        "jax.new_ref fails with TypeError: Cannot transform type: "
+        "VmapTracer(aval=Ref{bool[1]}, batched=Ref{bool[2,1]}); x[:] works",
+        symptoms=(("vmap-stack", r"vmap raised TypeError: Cannot transform type: "
+                                 r"VmapTracer\(aval=Ref\{"),),
+        trigger=_through_a_transformed_ref,
+        example=ir.Case((ir.Ref("float32", (1,)),), (Get(ir.View(0, (
+            ir.At((ir.Slice(),)), ir.At((ir.Slice(),))))),), paths=("eager",)),
+        jax_versions=((0, 12),), paths=("eager",)),
+    KnownFinding(
+        "masked-store-in-control-flow-keeps-memory-space",
+        "discharging all refs but an SMEM or VMEM one (should_discharge), a "
+        "pltpu.store to that ref inside lax.cond, scan or while_loop fails "
+        "with TypeError: Primitive pad got aval float32<smem>[] with unknown "
+        "memory_space type: the value it stores keeps the ref's memory space "
+        "in its aval; the same store at the top level, or to a ref in the "
+        "default memory space, is discharged",
+        symptoms=(("partial-discharge", r"raised TypeError: Primitive pad got aval \w+<\w+>"
+                                        r"\[[\d,]*\] with unknown memory_space type"),),
+        trigger=_masked_store_in_control_flow_on_a_memory_space,
+        example=ir.Case((ir.Ref("float32", (), memory_space="smem"),), (Cond(ir.Int(0), ((
+            MaskedStore(ir.View(0), Iota("float32", (), 2)),), ())),), paths=("abstract",)),
+        jax_versions=((0, 12),)),
 )
