@@ -408,3 +408,19 @@ def test_model_catches_run_scoped_discharge_losing_the_updates_of_closed_over_re
               _data("pallas_call").filter(lambda c: any(r.scoped for r in c.refs)))
     assert f.path == "pallas_call"
     assert any(r.scoped for r in f.case.refs)
+
+
+def test_inspect_runs_the_debug_rules_and_leaves_the_ref_as_it_is():
+    from fuzz.ops.ref import Inspect
+    ref = ir.Ref("float32", (2,))
+    case = ir.Case((ref,), (Swap(ir.View(0), Iota("float32", (2,), 3)),
+                            Inspect(ir.View(0)), Inspect(ir.View(0), "print")))
+    assert "jax.debug.callback(lambda x: None, r0)" in emit.kernel_source(case)
+    report = oracles.check(case)
+    # The debug rules run (their write-back of the ref is a known finding)
+    # and every evaluating path ends with what the swap stored.
+    assert {f.known for f in report.failures} <= {
+        "debug-discharge-writes-back-its-refs", "eager-debug-callback-of-ref"}, report.failures
+    assert {f.primitive for f in report.failures if f.oracle == "effects"} == {
+        "debug_callback", "debug_print"}
+    assert report.compared["model-vs-path"] >= 4

@@ -127,3 +127,9 @@ def test_shrinking_heads_for_small_programs():
 def test_bad_arguments_fail_early(bad):
     with pytest.raises(InvalidArgument):
         find(bad(), lambda _: True)
+
+
+def test_debug_inspection_of_a_ref_occurs():
+    from fuzz.ops.ref import Inspect
+    _find(programs(max_semaphores=0), lambda c: any(
+        isinstance(s, Inspect) and s.via == "print" for s in c.statements))
