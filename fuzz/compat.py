@@ -39,6 +39,12 @@ def discharge_rules() -> dict:
     return state_discharge._discharge_rules
 
 
+def has_discharge_rule(primitive: str) -> bool:
+    """Whether this release registers a discharge rule for the primitive
+    named ``primitive`` (custom_vmap_call has none before 0.12)."""
+    return any(str(p) == primitive for p in discharge_rules())
+
+
 def wrap_rule(rule, around):
     """A rule with JAX's calling convention that calls
     ``around(rule_call, in_avals, values, params)``, where ``rule_call()``

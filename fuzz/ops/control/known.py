@@ -161,7 +161,7 @@ KNOWN_FINDINGS: tuple[KnownFinding, ...] = (
                                        r"dtype for JAX type promotion")),
         trigger=_wrapping_a_semaphore("jit", "checkpoint", "custom_vmap"),
         example=_wrapped_signal_example("jit"),
-        jax_versions=((0, 12),)),
+        jax_versions=((0, 10), (0, 12))),
     KnownFinding(
         "tpu-interpret-semaphore-inside-wrapper",
         "the TPU interpreter fails on a kernel that signals or waits on a "
@@ -175,7 +175,7 @@ KNOWN_FINDINGS: tuple[KnownFinding, ...] = (
         trigger=_wrapping_a_semaphore("checkpoint", "custom_vmap"),
         example=dataclasses.replace(_wrapped_signal_example("checkpoint"), paths=("tpu_interpret",)),
         paths=("tpu_interpret",),
-        jax_versions=((0, 12),)),
+        jax_versions=((0, 10), (0, 12))),
     KnownFinding(
         "scoped-ref-view-inside-custom-vjp",
         "a kernel that uses, inside a jax.custom_vjp function, a view of a ref "

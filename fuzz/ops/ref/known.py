@@ -525,7 +525,7 @@ KNOWN_FINDINGS: tuple[KnownFinding, ...] = (
                                             r"returned a mutable array reference of type Ref"),),
         trigger=lambda case, k: isinstance(case.statements[k], Inspect),
         example=ir.Case((ir.Ref("float32", (2,)),), (Inspect(ir.View(0)),), paths=("abstract",)),
-        jax_versions=((0, 12),)),
+        jax_versions=((0, 10), (0, 12))),
     KnownFinding(
         "eager-debug-callback-of-ref",
         "jax.debug.callback(f, x) or jax.debug.print('{}', x) of an eager "
@@ -554,7 +554,7 @@ KNOWN_FINDINGS: tuple[KnownFinding, ...] = (
         trigger=lambda case, k: any(s.family == "ref" and 0 in case.refs[s.view.ref].shape
                                     for s in case.statements),
         example=ir.Case((ir.Ref("float32", (0,)),), (Inspect(ir.View(0)),), paths=("pallas_call",)),
-        jax_versions=((0, 12),), paths=("nested", "pallas_call", "tpu_interpret")),
+        jax_versions=((0, 10), (0, 12)), paths=("nested", "pallas_call", "tpu_interpret")),
     KnownFinding(
         "vmap-transformed-ref-indexed",
         "under jax.vmap, a get or store through a transformed ref indexed again "
