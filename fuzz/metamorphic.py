@@ -213,46 +213,39 @@ def vmap_vs_stack(case: ir.Case, path: str = "pallas_call") -> list[Mismatch]:
 
 def chain_equivalence(case: ir.Case, outcome: paths.Outcome) -> list[Mismatch]:
     """``outcome`` is an error-free run of ``case`` on one of `EAGER_PATHS`."""
-    simple = model.canonical(case)
-    if simple is None or simple == case:
-        return []
-    again = paths.run(simple, outcome.path)
-    if again.error is None and _observed(again) == _observed(outcome):
-        return []
-    what = ("the re-indexed program raised " + paths.first_line(again.error)
-            if again.error is not None else "results differ")
-    shape = (f"re-indexed raised {type(again.error).__name__}" if again.error is not None
-             else "results differ")
-    return [Mismatch("chain-equivalence", "?", outcome.path,
-                     f"{what} when every view is one static index",
-                     side_by_side(case, [("reads, state", _observed(outcome),
-                                          _observed(again) if again.error is None
-                                          else _describe(again))],
-                                  "as written", "re-indexed") +
-                     f"\nre-indexed program:\n{emit.kernel_source(simple)}", shape=shape)]
+    return _against_rewrite("chain-equivalence", case, outcome, model.canonical(case),
+                            "re-indexed", "when every view is one static index")
 
 
 def control_unrolled(case: ir.Case, outcome: paths.Outcome) -> list[Mismatch]:
     """``outcome`` (an error-free run on one of `EAGER_PATHS`) against the
     same path's run of the program with its loops and conds unrolled
     (`model.unrolled`): each control-flow discharge rule against none."""
-    flat = model.unrolled(case)
-    if flat == case:
+    return _against_rewrite("control-unrolled", case, outcome, model.unrolled(case),
+                            "unrolled", "when every loop and cond is unrolled")
+
+
+def _against_rewrite(oracle: str, case: ir.Case, outcome: paths.Outcome,
+                     other: ir.Case | None, name: str, when: str) -> list[Mismatch]:
+    """``outcome`` against the same path's run of ``other``, a rewrite of
+    ``case`` that means the same (None, or ``case`` itself: nothing to
+    compare); ``name`` is what the rewrite is called, ``when`` how a
+    message says what it did."""
+    if other is None or other == case:
         return []
-    again = paths.run(flat, outcome.path)
+    again = paths.run(other, outcome.path)
     if again.error is None and _observed(again) == _observed(outcome):
         return []
-    what = ("the unrolled program raised " + paths.first_line(again.error)
+    what = (f"the {name} program raised " + paths.first_line(again.error)
             if again.error is not None else "results differ")
-    shape = (f"unrolled raised {type(again.error).__name__}" if again.error is not None
+    shape = (f"{name} raised {type(again.error).__name__}" if again.error is not None
              else "results differ")
-    return [Mismatch("control-unrolled", "?", outcome.path,
-                     f"{what} when every loop and cond is unrolled",
+    return [Mismatch(oracle, "?", outcome.path, f"{what} {when}",
                      side_by_side(case, [("reads, state", _observed(outcome),
                                           _observed(again) if again.error is None
                                           else _describe(again))],
-                                  "as written", "unrolled") +
-                     f"\nunrolled program:\n{emit.kernel_source(flat)}", shape=shape)]
+                                  "as written", name) +
+                     f"\n{name} program:\n{emit.kernel_source(other)}", shape=shape)]
 
 
 # The float dtypes whose refs grad-matches differentiates (bf16 and f16 round

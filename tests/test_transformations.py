@@ -59,7 +59,7 @@ def test_a_cond_leaves_eager_vmap_out_but_not_pallas_calls(plant):
     assert [(f.oracle, f.path) for f in caught] == [("vmap-stack", "pallas_call")]
 
 
-def test_grad_matches_catches_a_get_jvp_doubling_its_tangent(plant):
+def _plant_get_jvp_doubling_its_tangent(plant):
     from jax._src.interpreters import ad
     from jax._src.state import primitives as state_primitives
     get_p = state_primitives.get_p
@@ -69,6 +69,10 @@ def test_grad_matches_catches_a_get_jvp_doubling_its_tangent(plant):
         out, tangent = real(primals, tangents, **params)
         return out, 2 * tangent
     plant(ad.primitive_jvps, get_p, doubled)
+
+
+def test_grad_matches_catches_a_get_jvp_doubling_its_tangent(plant):
+    _plant_get_jvp_doubling_its_tangent(plant)
     f = hunt(oracles.GradMismatch, ("grad-matches",), programs(
         max_semaphores=0, data_dtypes=("float32",), max_statements=3, paths=("eager",),
         x64=False, scoped=False, ops=(Loop, Get, Swap, AddUpdate), transforms=("at",)),
@@ -86,21 +90,13 @@ def test_grad_matches_leaves_out_programs_without_float_refs():
 def test_a_forward_mode_bug_beside_the_checkpoint_finding_is_reported(plant):
     """checkpoint-vjp-drops-ref-writes matches reverse-mode mismatches only:
     a planted JVP bug in a case that has the finding's trigger is new."""
-    from jax._src.interpreters import ad
-    from jax._src.state import primitives as state_primitives
     f32 = ir.Ref("float32", (2,))
     at = [ir.View(0, (ir.At((ir.Int(k),)),)) for k in range(2)]
     example = ir.Case((f32,), (Wrap("checkpoint", (Get(at[0]), Swap(at[1], ir.Result(1)))),),
                       ("eager",))
     assert [f.known for f in oracles.check(example).failures] == [
         "checkpoint-vjp-drops-ref-writes"]
-    get_p = state_primitives.get_p
-    real = ad.primitive_jvps[get_p]
-
-    def doubled(primals, tangents, **params):
-        out, tangent = real(primals, tangents, **params)
-        return out, 2 * tangent
-    plant(ad.primitive_jvps, get_p, doubled)
+    _plant_get_jvp_doubling_its_tangent(plant)
     failures = oracles.check(example).failures
     assert [(f.oracle, f.known) for f in failures] == [("grad-matches", None)]
     assert failures[0].message.startswith("fwd derivatives")
