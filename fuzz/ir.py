@@ -196,6 +196,10 @@ class Statement:
     def check(self, case: Case, n: int) -> None:
         """Raise IRError if this statement (number ``n``) is not well-formed data."""
 
+    def not_applicable(self, path: str) -> str | None:
+        """Why ``path`` cannot run this statement (None: it can)."""
+        return None
+
     def value_type(self, case_or_refs) -> tuple[tuple[int, ...], str]:
         """(shape, dtype) of the value it produces: by default its view's (a get)."""
         return view_shape(case_or_refs, self.view), view_dtype(case_or_refs, self.view)

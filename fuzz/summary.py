@@ -14,7 +14,6 @@ OUT_OF_REACH = {
     "get_global": "unreachable: pl.get_global has no operands and no effect to discharge",
     "dma_start": "DMA programs are not drawn yet (the dma family, issue 13)",
     "dma_wait": "DMA programs are not drawn yet (the dma family, issue 13)",
-    "shard_map": "needs a mesh: shard_map programs are not drawn yet",
     "mpmd_map": "needs pl.kernel with a pltpu.TensorCoreMesh: not drawn yet",
     "emit_pipeline": "needs an abstract TPU device (jit(...).trace(...).lower(...)): not drawn yet",
     "pipeline_body": "bound only by emit_pipeline's rule: not drawn yet",

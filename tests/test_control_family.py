@@ -113,6 +113,19 @@ def test_every_path_agrees_with_the_model_on_loops_and_conds(via):
     assert report.compared.get("control-unrolled")
 
 
+def test_shard_map_takes_the_refs_as_arguments_outside_kernels_only():
+    from fuzz.ops.control import Wrap
+    case = _case(Wrap("shard_map", (Get(ir.View(0, (ir.At((ir.Int(1, True),)),))),
+                                    Swap(AT[0], ir.Result(1)))))
+    assert "def wrap0(dyn, r0):" in emit.kernel_source(case)
+    report = oracles.check(case)
+    assert {o.path for o in report.outcomes if o.error is None} == {
+        "abstract", "run_state", "jax_refs"}, report.outcomes
+    assert set(report.skipped) == {"eager", "nested", "pallas_call", "tpu_interpret"}
+    assert {f.known for f in report.failures} == {
+        "shard-map-partial-discharge-discharges-kept-ref"}, report.failures
+
+
 def test_programs_draw_every_control_statement_nested():
     find = _find
     find(programs(), lambda c: any(isinstance(s, Loop) and s.via == "scan" and s.reverse

@@ -78,8 +78,11 @@ def aval_of(x) -> Aval:
 
 
 def not_applicable(case: ir.Case, path: str) -> str | None:
-    """Why ``path`` cannot express ``case`` (None if it can)."""
-    return MODULES[path].not_applicable(case)
+    """Why ``path`` cannot express ``case`` (None if it can): the path
+    says, or a statement does."""
+    if why := MODULES[path].not_applicable(case):
+        return why
+    return next((why for s in case.statements if (why := s.not_applicable(path))), None)
 
 
 # --- what every path's program shares -----------------------------------------

@@ -206,4 +206,34 @@ KNOWN_FINDINGS: tuple[KnownFinding, ...] = (
         example=ir.Case((ir.Ref("int16", ()), ir.Ref("int16", (0,))), (Cond(ir.Int(0), (
             (), (Inspect(ir.View(1)), Inspect(ir.View(0))), ())),), ("abstract", "run_state")),
         jax_versions=((0, 12),)),
+    KnownFinding(
+        "shard-map-partial-discharge-discharges-kept-ref",
+        "discharging all refs but one (should_discharge) through a jax.shard_map "
+        "that takes the kept ref as an argument: the shard_map rule discharges "
+        "the ref inside anyway, so the ref itself reaches an array primitive "
+        "('Attempting to pass a Ref Ref{int32[3]} to a primitive: dynamic_slice') "
+        "or comes out of the mapped function ('traced for shard_map returned a "
+        "mutable array reference'); the full discharge runs",
+        symptoms=(("partial-discharge", r"raised ValueError: (Attempting to pass a Ref Ref\{|"
+                                        r"function .* traced for shard_map returned a mutable "
+                                        r"array reference)"),),
+        trigger=_wrapping_a_ref("shard_map"),
+        example=ir.Case((ir.Ref("int32", (3,)),), (Wrap("shard_map", (Get(
+            ir.View(0, (ir.At((ir.Int(1),)),))),)),), ("abstract",)),
+        jax_versions=((0, 12),)),
+    KnownFinding(
+        "shard-map-debug-callback-of-ref-argument",
+        "jax.debug.callback (or print) of a ref that a jax.shard_map function "
+        "takes as an argument raises NotImplementedError: 'Closing over inputs "
+        "to shard_map where the input is sharded on `Explicit` axes is not "
+        "implemented. As a workaround, please pass those inputs as an "
+        "argument' (they are passed as arguments); a get or store of the same "
+        "ref there works",
+        symptoms=(("valid-runs", r"NotImplementedError: Closing over inputs to shard_map where "
+                                 r"the input is sharded on `Explicit` axes is not implemented"),),
+        trigger=lambda case, k: isinstance(case.statements[k], Wrap) and case.statements[
+            k].via == "shard_map" and any(ir.walk(case.statements[k].body, Inspect)),
+        example=ir.Case((ir.Ref("float32", (2,)),), (Wrap("shard_map", (Inspect(ir.View(0)),)),),
+                        ("run_state",)),
+        jax_versions=((0, 12),)),
 )

@@ -1,9 +1,10 @@
 """A block wrapped in a higher-order function and called once: ``jax.jit``
 (binds ``jit``), ``jax.checkpoint`` (``remat2``), ``jax.custom_vjp``
-(``custom_vjp_call``) or ``jax.custom_batching.custom_vmap``
-(``custom_vmap_call``). The refs the block uses are closed over, so each
-primitive's discharge rule must carry their updates out; the model runs the
-block."""
+(``custom_vjp_call``), ``jax.custom_batching.custom_vmap``
+(``custom_vmap_call``) or ``jax.shard_map`` on a one-device mesh
+(``shard_map``). The refs the block uses are closed over (passed in, for
+shard_map, which takes no closed-over ref), so each primitive's discharge
+rule must carry their updates out; the model runs the block."""
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
@@ -15,7 +16,13 @@ from fuzz.ops.control.common import ControlOp, blocks
 
 # via -> the primitive it binds
 PRIMITIVES = {"jit": "jit", "checkpoint": "remat2", "custom_vjp": "custom_vjp_call",
-              "custom_vmap": "custom_vmap_call"}
+              "custom_vmap": "custom_vmap_call", "shard_map": "shard_map"}
+# Where shard_map does not run, as JAX says: eagerly ("Eager shard_map doesn't
+# support jax.Ref arguments yet"); inside a Pallas kernel it is no Pallas
+# feature (the kernel paths, and the kernel the nested path closes over).
+_NO_SHARD_MAP = {"eager": "eager shard_map takes no jax.Ref (JAX says: use it under jit)",
+                 **dict.fromkeys(("pallas_call", "tpu_interpret", "nested"),
+                                 "shard_map is not a Pallas kernel feature")}
 
 
 @dataclass(frozen=True)
@@ -29,13 +36,20 @@ class Wrap(ControlOp):
     def primitive(self) -> str:
         return PRIMITIVES[self.via]
 
+    def not_applicable(self, path):
+        return _NO_SHARD_MAP.get(path) if self.via == "shard_map" else None
+
     def check(self, case, n):
         if self.via not in PRIMITIVES:
             raise ir.IRError(f"statement {n}: wrap via {self.via!r}, not one of {tuple(PRIMITIVES)}")
 
     def lines(self, e, n):
         name = f"wrap{n}"
-        lines = self.body_lines(e, self.body, n + 1, f"def {name}():")
+        # shard_map takes the refs (and dyn) as arguments; the parameters
+        # shadow the names the block uses.
+        args = ", ".join(["dyn", *(f"r{i}" for i in sorted({v.ref for v in ir.walk(
+            self.body, ir.View)}))]) if self.via == "shard_map" else ""
+        lines = self.body_lines(e, self.body, n + 1, f"def {name}({args}):")
         call = {
             "jit": [f"jax.jit({name})()"],
             "checkpoint": [f"jax.checkpoint({name})()"],
@@ -46,6 +60,9 @@ class Wrap(ControlOp):
             "custom_vmap": [f"{name} = jax.custom_batching.custom_vmap({name})",
                             f"{name}.def_vmap(lambda axis_size, in_batched: ({name}(), None))",
                             f"{name}()"],
+            "shard_map": [f"jax.shard_map({name}, mesh=jax.make_mesh((1,), ('i',)), "
+                          f"in_specs=jax.sharding.PartitionSpec(), "
+                          f"out_specs=jax.sharding.PartitionSpec())({args})"],
         }[self.via]
         return [*lines, *((line, n) for line in call)]
 
