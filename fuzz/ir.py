@@ -43,7 +43,8 @@ BITCAST_DTYPES = ("int8", "uint8", "int16", "uint16", "float16", "bfloat16",
 # Where a data ref lives in a Pallas kernel (None: the default, VMEM); ANY
 # (HBM) is left to DMA programs, since a kernel may not load from it directly.
 MEMORY_SPACES = ("vmem", "smem")
-PATHS = ("abstract", "run_state", "jax_refs", "eager", "nested", "pallas_call", "tpu_interpret")
+PATHS = ("abstract", "run_state", "jax_refs", "eager", "nested", "pallas_call", "mesh_kernel",
+         "tpu_interpret")
 # Semaphores are int16 in interpret mode, whatever their kind.
 SEMAPHORE_BITS = 16
 

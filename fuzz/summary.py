@@ -14,7 +14,6 @@ OUT_OF_REACH = {
     "get_global": "unreachable: pl.get_global has no operands and no effect to discharge",
     "dma_start": "DMA programs are not drawn yet (the dma family, issue 13)",
     "dma_wait": "DMA programs are not drawn yet (the dma family, issue 13)",
-    "mpmd_map": "needs pl.kernel with a pltpu.TensorCoreMesh: not drawn yet",
     "emit_pipeline": "needs an abstract TPU device (jit(...).trace(...).lower(...)): not drawn yet",
     "pipeline_body": "bound only by emit_pipeline's rule: not drawn yet",
     "eval_jaxpr": "needs a jax.jit(f).trace(ref) Traced object called inside a trace: not drawn yet",

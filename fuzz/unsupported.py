@@ -79,7 +79,7 @@ TABLE: tuple[Unsupported, ...] = (
         "store through it",
         ir.Case((ir.Ref("int32", (2, 3)),),
                 (Swap(ir.View(0, (ir.Transpose((1, 0)),)), Iota("int32", (3, 2))),),
-                (path,)), ((0, 10), (0, 12))) for path in ("jax_refs", "nested")),
+                (path,)), ((0, 10), (0, 12))) for path in ("jax_refs", "nested", "mesh_kernel")),
     *(Unsupported(
         f"addupdate-through-transpose-{path}", path,
         r"NotImplementedError: Unsupported transform for `addupdate`: TransposeTransform",
@@ -87,7 +87,7 @@ TABLE: tuple[Unsupported, ...] = (
         ir.Case((ir.Ref("int32", (2, 3)),),
                 (AddUpdate(ir.View(0, (ir.Transpose((1, 0)),)), Iota("int32", (3, 2))),),
                 (path,)), ((0, 12),))   # 0.10 crashes instead: AttributeError
-      for path in ("abstract", "run_state", "jax_refs", "nested", "pallas_call")),
+      for path in ("abstract", "run_state", "jax_refs", "nested", "pallas_call", "mesh_kernel")),
     # JAX 0.10 discharged no reshaped or bitcast view and only one indexer per view.
     *(Unsupported(
         f"{name}-not-dischargeable-{path}", path,
@@ -97,14 +97,14 @@ TABLE: tuple[Unsupported, ...] = (
         ((0, 10),))
       for name, transform, value in (("reshape", ir.Reshape((4,)), Iota("int32", (4,))),
                                      ("bitcast", ir.Bitcast("float32"), Iota("float32", (2, 2))))
-      for path in ("abstract", "run_state", "jax_refs", "nested", "pallas_call")),
+      for path in ("abstract", "run_state", "jax_refs", "nested", "pallas_call", "mesh_kernel")),
     *(Unsupported(
         f"single-indexer-{path}", path,
         r"NotImplementedError: Only single indexer is supported",
         "JAX 0.10's discharge takes one indexer per view (x.at[i].at[j] is refused)",
         ir.Case((ir.Ref("int32", (2, 2)),), (AddUpdate(ir.View(0, (
             ir.At((ir.Int(0),)), ir.At((ir.Int(1),)))), Iota("int32", ())),), (path,)),
-        ((0, 10),)) for path in ("abstract", "run_state", "jax_refs", "nested", "pallas_call")),
+        ((0, 10),)) for path in ("abstract", "run_state", "jax_refs", "nested", "pallas_call", "mesh_kernel")),
     Unsupported(
         "tpu-interpret-advanced-indexer", "tpu_interpret",
         r"CpuCallback error calling callback: ValueError: Advanced indexers are not supported on TPU",

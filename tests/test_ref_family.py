@@ -424,3 +424,21 @@ def test_inspect_runs_the_debug_rules_and_leaves_the_ref_as_it_is():
     assert {f.primitive for f in report.failures if f.oracle == "effects"} == {
         "debug_callback", "debug_print"}
     assert report.compared["model-vs-path"] >= 4
+
+
+def test_mesh_kernel_runs_the_kernel_through_the_mpmd_map_rule(plant):
+    rules = compat.discharge_rules()
+    mpmd_map_p = next(p for p in rules if str(p) == "mpmd_map")
+    calls, real = [], rules[mpmd_map_p]
+
+    def counted(*args, **params):
+        calls.append(1)
+        return real(*args, **params)
+    plant(rules, mpmd_map_p, counted)
+    at = [ir.View(0, (ir.At((ir.Int(k, k == 1),)),)) for k in range(2)]
+    case = ir.Case((ir.Ref("int32", (2,)),), (Get(at[1]), Swap(at[0], ir.Result(0))),
+                   ("mesh_kernel",))
+    report = oracles.check(case)
+    assert [o.path for o in report.outcomes if o.error is None] == ["mesh_kernel"]
+    assert not report.failures and report.compared["model-vs-path"] == 1
+    assert calls, "the mpmd_map rule did not run"

@@ -47,12 +47,13 @@ def arguments(case: ir.Case) -> dict[str, str]:
             "inputs": "".join(f"{paths.initial_source(case, i)}, " for i in refs)}
 
 
-def harness(case: ir.Case, *, jit: bool = True) -> str:
-    """The program under jit; with ``jit=False`` the same program run
-    eagerly (the ``eager`` path)."""
+def harness(case: ir.Case, *, jit: bool = True,
+            call: str = "jax.jit(jax.checkpoint(kernel))") -> str:
+    """The program under jit, the kernel called through ``call``; with
+    ``jit=False`` the same program run eagerly (the ``eager`` path)."""
     if jit:
         return _HARNESS.format(**arguments(case), out=_OUT_UNDER_JIT,
-                               kernel="jax.jit(jax.checkpoint(kernel))", program="jax.jit(program)")
+                               kernel=call, program="jax.jit(program)")
     return _HARNESS.format(**arguments(case), out=_OUT_EAGER, kernel="kernel", program="program")
 
 

@@ -543,18 +543,19 @@ KNOWN_FINDINGS: tuple[KnownFinding, ...] = (
         jax_versions=((0, 12),), paths=("eager",)),
     KnownFinding(
         "pallas-call-zero-size-operand",
-        "pl.pallas_call(..., interpret=True) (and the TPU interpreter) with an "
+        "pl.pallas_call(..., interpret=True) (and pl.kernel, and the TPU interpreter) with an "
         "operand that has a zero-size dimension fails with ZeroDivisionError "
         "in interpret utils' pad_to_block_dimension ((v - 1) // b with a block "
         "dimension of 0): even a kernel that copies its input to its output",
         symptoms=(("valid-runs", r"ZeroDivisionError: integer division or modulo by zero"),
                   ("invalid-rejected", r"^ZeroDivisionError: integer division or modulo by zero")),
         # The operand, not a statement, is the cause: any statement of a case
-        # with a zero-size data operand (an invalid program's mistake, too).
-        trigger=lambda case, k: any(s.family == "ref" and 0 in case.refs[s.view.ref].shape
-                                    for s in case.statements),
+        # with a zero-size ref (mesh_kernel passes unused refs too; an invalid
+        # program's mistake is a statement too).
+        trigger=lambda case, k: any(0 in r.shape and not r.is_semaphore for r in case.refs),
         example=ir.Case((ir.Ref("float32", (0,)),), (Inspect(ir.View(0)),), paths=("pallas_call",)),
-        jax_versions=((0, 10), (0, 12)), paths=("nested", "pallas_call", "tpu_interpret")),
+        jax_versions=((0, 10), (0, 12)),
+        paths=("nested", "pallas_call", "mesh_kernel", "tpu_interpret")),
     KnownFinding(
         "vmap-transformed-ref-indexed",
         "under jax.vmap, a get or store through a transformed ref indexed again "
