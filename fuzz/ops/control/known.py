@@ -28,11 +28,12 @@ def _while_reading_a_ref_in_cond_and_body(case: ir.Case, k: int) -> bool:
 
 
 def _wrapping_a_store(*vias):
-    """A `Wrap` (via one of ``vias``) with a data-ref store inside."""
+    """A `Wrap` (via one of ``vias``) with a data-ref store or a debug
+    callback of a ref inside."""
     def trigger(case: ir.Case, k: int) -> bool:
         stmt = case.statements[k]
         return isinstance(stmt, Wrap) and stmt.via in vias and any(
-            s.primitive in _STORES for s in ir.flat(stmt.body))
+            s.primitive in _STORES or isinstance(s, Inspect) for s in ir.flat(stmt.body))
     return trigger
 
 
@@ -64,13 +65,12 @@ def _wrapping_a_semaphore(*vias):
     return trigger
 
 
-def _scoped_view_in_custom_vjp(case: ir.Case, k: int) -> bool:
-    """A custom_vjp `Wrap` with a statement on a view (with transforms) of a
-    ref allocated with pl.run_scoped inside."""
+def _scoped_ref_in_custom_rule(case: ir.Case, k: int) -> bool:
+    """A custom_vjp or custom_vmap `Wrap` with a statement on a ref allocated
+    with pl.run_scoped inside."""
     stmt = case.statements[k]
-    return isinstance(stmt, Wrap) and stmt.via == "custom_vjp" and any(
-        case.refs[v.ref].scoped and v.transforms
-        for s in ir.flat(stmt.body) for v in ir.views(s))
+    return isinstance(stmt, Wrap) and stmt.via in ("custom_vjp", "custom_vmap") and any(
+        case.refs[v.ref].scoped for s in ir.flat(stmt.body) for v in ir.views(s))
 
 
 def _switch_inspecting_a_zero_size_ref(case: ir.Case, k: int) -> bool:
@@ -78,6 +78,15 @@ def _switch_inspecting_a_zero_size_ref(case: ir.Case, k: int) -> bool:
     stmt = case.statements[k]
     return isinstance(stmt, Cond) and len(stmt.branches) > 2 and any(
         0 in case.refs[s.view.ref].shape for s in ir.walk(stmt.branches, Inspect))
+
+
+def _dynamic_count_on_scratch_in_wrapper(case: ir.Case, k: int) -> bool:
+    """A `Wrap` with a semaphore statement on a pl.run_scoped ref whose
+    amount (or index) comes from ``dyn`` inside."""
+    stmt = case.statements[k]
+    return isinstance(stmt, Wrap) and any(
+        s.family == "semaphore" and case.refs[s.view.ref].scoped
+        and any(i.dynamic for i in ir.own(s, ir.Int)) for s in ir.flat(stmt.body))
 
 
 def _wrapped_signal_example(via: str) -> ir.Case:
@@ -112,7 +121,10 @@ KNOWN_FINDINGS: tuple[KnownFinding, ...] = (
         "JAX builds an effects error message with a fake debug_info and raises "
         "AttributeError: 'Fake' object has no attribute 'arg_names' instead; "
         "interpret=True (HLO interpreter) runs the same kernel",
-        symptoms=(("valid-runs", r"AttributeError: 'Fake' object has no attribute 'arg_names'"),),
+        symptoms=(("valid-runs", r"AttributeError: 'Fake' object has no attribute 'arg_names'|"
+                                 # ...a debug callback of the ref there:
+                                 r"TypeError: No xla_shape_handler for type: <class "
+                                 r"'jax\._src\.state\.types\.AbstractRef'>"),),
         trigger=_wrapping_a_store("checkpoint", "custom_vmap"),
         example=_wrapped_store_example("checkpoint"),
         paths=("tpu_interpret",),
@@ -148,18 +160,20 @@ KNOWN_FINDINGS: tuple[KnownFinding, ...] = (
             ir.View(0, (ir.At((ir.Int(0),)),)), Iota("float32", (), 3)),)),), ("eager",)),
         jax_versions=((0, 12),)),
     KnownFinding(
-        "semaphore-inside-jit-checkpoint-or-custom-vmap",
+        "semaphore-inside-wrapper",
         "a kernel that signals or waits on a semaphore inside jax.jit, "
-        "jax.checkpoint or a custom_vmap function cannot be discharged: the "
-        "rule of the wrapper treats the semaphore's value as an array "
-        "('dtype=semaphore is not a valid dtype for JAX type promotion'); "
-        "the same statement outside the wrapper, or in a loop, works",
+        "jax.checkpoint, a custom_vjp or a custom_vmap function cannot be "
+        "discharged: the rule of the wrapper treats the semaphore's value as "
+        "an array ('dtype=semaphore is not a valid dtype for JAX type "
+        "promotion', 'Cannot interpret 'semaphore' as a data type'); the same "
+        "statement outside the wrapper, or in a loop, works",
         symptoms=(("valid-runs", r"ValueError: dtype=(barrier_)?semaphore is not a valid dtype "
-                                 r"for JAX type promotion"),
+                                 r"for JAX type promotion|TypeError: Cannot interpret "
+                                 r"'(barrier_)?semaphore' as a data type"),
                   # ...and in invalid programs, before their own mistake is reached.
                   ("invalid-rejected", r"^ValueError: dtype=(barrier_)?semaphore is not a valid "
                                        r"dtype for JAX type promotion")),
-        trigger=_wrapping_a_semaphore("jit", "checkpoint", "custom_vmap"),
+        trigger=_wrapping_a_semaphore("jit", "checkpoint", "custom_vjp", "custom_vmap"),
         example=_wrapped_signal_example("jit"),
         jax_versions=((0, 10), (0, 12))),
     KnownFinding(
@@ -171,23 +185,23 @@ KNOWN_FINDINGS: tuple[KnownFinding, ...] = (
         "type: AbstractRef')",
         symptoms=(("valid-runs", r"ValueError: Cannot (signal|wait) on a non-semaphore Ref|"
                                  r"TypeError: No ir_type_handler for aval type: <class "
-                                 r"'jax\._src\.state\.types\.AbstractRef'>"),),
+                                 r"'jax\._src\.state\.types\.AbstractRef'>|"
+                                 r"AttributeError: 'Fake' object has no attribute 'arg_names'"),),
         trigger=_wrapping_a_semaphore("checkpoint", "custom_vmap"),
         example=dataclasses.replace(_wrapped_signal_example("checkpoint"), paths=("tpu_interpret",)),
         paths=("tpu_interpret",),
         jax_versions=((0, 10), (0, 12))),
     KnownFinding(
-        "scoped-ref-view-inside-custom-vjp",
-        "a kernel that uses, inside a jax.custom_vjp function, a view of a ref "
-        "allocated with pl.run_scoped (a semaphore or VMEM scratch, indexed "
-        "dynamically, sliced or reshaped) cannot be discharged: the ref itself "
-        "reaches the view's own primitive ('Attempting to pass a Ref "
-        "Ref<semaphore_mem>{int16[3]} to a primitive: dynamic_slice -- did you "
-        "forget to unpack'); an operand ref, or the statement outside "
-        "custom_vjp, works",
+        "scoped-ref-inside-custom-vjp-or-custom-vmap",
+        "a kernel that uses, inside a jax.custom_vjp or custom_vmap function, "
+        "a ref allocated with pl.run_scoped (a semaphore or VMEM scratch) cannot "
+        "be discharged: the ref itself reaches an array primitive ('Attempting "
+        "to pass a Ref Ref<semaphore_mem>{int16[3]} to a primitive: "
+        "dynamic_slice', '... Ref<vmem>{int16[]} to a primitive: add'); an "
+        "operand ref, or the statement outside the function, works",
         symptoms=(("valid-runs", r"ValueError: Attempting to pass a Ref Ref<\w+>\{"
                                  r"\w+\[[\d,]*\]\} to a primitive: \w+"),),
-        trigger=_scoped_view_in_custom_vjp,
+        trigger=_scoped_ref_in_custom_rule,
         example=ir.Case((ir.Ref("regular", (3,), scoped=True),), (Wrap("custom_vjp", (Signal(
             ir.View(0, (ir.At((ir.Int(0, True),)),)), ir.Int(1)),)),), ("abstract",)),
         jax_versions=((0, 12),)),
@@ -235,5 +249,19 @@ KNOWN_FINDINGS: tuple[KnownFinding, ...] = (
             k].via == "shard_map" and any(ir.walk(case.statements[k].body, Inspect)),
         example=ir.Case((ir.Ref("float32", (2,)),), (Wrap("shard_map", (Inspect(ir.View(0)),)),),
                         ("run_state",)),
+        jax_versions=((0, 12),)),
+    KnownFinding(
+        "dynamic-signal-on-scratch-inside-wrapper",
+        "pl.semaphore_signal by an amount from dyn, on an int16 scratch ref "
+        "(pl.run_scoped) used as a semaphore, inside jax.jit or jax.checkpoint: "
+        "run_scoped discharges its body with the scratch kept, and the "
+        "wrapper's rule discharges it anyway ('Did not ask for inval to be "
+        "discharged but it was'); a static amount, or a data store there, works",
+        symptoms=(("valid-runs", r"ValueError: Did not ask for inval to be discharged but it was"),
+                  ("invalid-rejected", r"^ValueError: Did not ask for inval to be discharged but "
+                                       r"it was")),
+        trigger=_dynamic_count_on_scratch_in_wrapper,
+        example=ir.Case((ir.Ref("int16", (), scoped=True),), (Wrap("jit", (Signal(
+            ir.View(0), ir.Int(1, True)),)),), ("abstract",)),
         jax_versions=((0, 12),)),
 )

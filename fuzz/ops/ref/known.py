@@ -518,11 +518,20 @@ KNOWN_FINDINGS: tuple[KnownFinding, ...] = (
         symptoms=(("effects", r"^debug_(callback|print) discharge returned a new value for "
                               r"operand \d+, which its effects \{DebugEffect\(None\)\} do not write"),),
         # A ref kept (should_discharge) is written back all the same.
-        consequences=(("partial-discharge", r"raised ValueError: Did not ask for inval to be "
-                                            r"discharged but it was|"
-                                            # ...as the output of a wrapper's function.
-                                            r"raised ValueError: function .* traced for \w+ fun "
-                                            r"returned a mutable array reference of type Ref"),),
+        consequences=tuple(
+            (oracle, prefix + r"(ValueError: Did not ask for inval to be discharged but it was|"
+                              # ...as the output of a wrapper's function.
+                              r"ValueError: function .* traced for \w+ fun returned a mutable "
+                              r"array reference of type Ref)")
+            # A kept ref: partial discharge, and pl.run_scoped's own (its
+            # body is discharged with its scratch kept).
+            for oracle, prefix in (("partial-discharge", "raised "), ("valid-runs", ""),
+                                   ("invalid-rejected", "^"))) + (
+            # Under vmap, the written-back ref reaches an array primitive.
+            ("vmap-stack", r"vmap raised ValueError: Attempting to pass a Ref Ref\{"),
+            # ...and the kept ref's value keeps its memory space.
+            ("partial-discharge", r"raised TypeError: Primitive \w+ got aval \w+<\w+>\[[\d,]*\] "
+                                  r"with unknown memory_space type")),
         trigger=lambda case, k: isinstance(case.statements[k], Inspect),
         example=ir.Case((ir.Ref("float32", (2,)),), (Inspect(ir.View(0)),), paths=("abstract",)),
         jax_versions=((0, 10), (0, 12))),
@@ -576,7 +585,7 @@ KNOWN_FINDINGS: tuple[KnownFinding, ...] = (
         "memory_space type: the value it stores keeps the ref's memory space "
         "in its aval; the same store at the top level, or to a ref in the "
         "default memory space, is discharged",
-        symptoms=(("partial-discharge", r"raised TypeError: Primitive pad got aval \w+<\w+>"
+        symptoms=(("partial-discharge", r"raised TypeError: Primitive \w+ got aval \w+<\w+>"
                                         r"\[[\d,]*\] with unknown memory_space type"),),
         trigger=_masked_store_in_control_flow_on_a_memory_space,
         example=ir.Case((ir.Ref("float32", (), memory_space="smem"),), (Cond(ir.Int(0), ((
