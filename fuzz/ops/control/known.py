@@ -8,6 +8,7 @@ from fuzz import ir
 from fuzz.ops.base import KnownFinding
 from fuzz.ops.control.cond import Cond
 from fuzz.ops.control.loop import Loop
+from fuzz.ops.control.when import When
 from fuzz.ops.control.wrap import Wrap
 from fuzz.ops.ref.common import Iota
 from fuzz.ops.ref.get import Get
@@ -73,11 +74,11 @@ def _scoped_ref_in_custom_rule(case: ir.Case, k: int) -> bool:
         case.refs[v.ref].scoped for s in ir.flat(stmt.body) for v in ir.views(s))
 
 
-def _switch_inspecting_a_zero_size_ref(case: ir.Case, k: int) -> bool:
-    """A switch (3 branches or more) with a debug callback of a zero-size ref inside."""
+def _cond_inspecting_a_zero_size_ref(case: ir.Case, k: int) -> bool:
+    """A cond (or pl.when) with a debug callback of a zero-size ref inside."""
     stmt = case.statements[k]
-    return isinstance(stmt, Cond) and len(stmt.branches) > 2 and any(
-        0 in case.refs[s.view.ref].shape for s in ir.walk(stmt.branches, Inspect))
+    return isinstance(stmt, (Cond, When)) and any(
+        0 in case.refs[s.view.ref].shape for s in ir.walk(stmt.blocks(), Inspect))
 
 
 def _dynamic_count_on_scratch_in_wrapper(case: ir.Case, k: int) -> bool:
@@ -200,23 +201,25 @@ KNOWN_FINDINGS: tuple[KnownFinding, ...] = (
         "dynamic_slice', '... Ref<vmem>{int16[]} to a primitive: add'); an "
         "operand ref, or the statement outside the function, works",
         symptoms=(("valid-runs", r"ValueError: Attempting to pass a Ref Ref<\w+>\{"
-                                 r"\w+\[[\d,]*\]\} to a primitive: \w+"),),
+                                 r"\w+\[[\d,]*\]\} to a primitive: \w+"),
+                  ("invalid-rejected", r"^ValueError: Attempting to pass a Ref Ref<\w+>\{"
+                                       r"\w+\[[\d,]*\]\} to a primitive: \w+")),
         trigger=_scoped_ref_in_custom_rule,
         example=ir.Case((ir.Ref("regular", (3,), scoped=True),), (Wrap("custom_vjp", (Signal(
             ir.View(0, (ir.At((ir.Int(0, True),)),)), ir.Int(1)),)),), ("abstract",)),
         jax_versions=((0, 12),)),
     KnownFinding(
         "partial-discharge-switch-debug-callback-sharding",
-        "a lax.switch (three branches or more) whose branch passes a "
-        "zero-size int16 ref to jax.debug.callback, discharged with another "
-        "int16 ref kept as a ref (should_discharge), fails to compile: XLA's "
+        "a lax.switch or lax.cond whose branch passes a zero-size ref to "
+        "jax.debug.callback, discharged with a ref kept as a ref "
+        "(should_discharge), fails to compile: XLA's "
         "HLO verifier rejects the lowered program ('Invalid sharding for "
         "instruction: %arg_tuple.0 = () parameter(0)', RET_CHECK 'Shape "
         "(s16[]) has 1 leaf nodes while this sharding has 2'); the full "
         "discharge runs, and so does the same program with a two-element ref",
         symptoms=(("partial-discharge", r"raised JaxRuntimeError: INTERNAL: during context "
                                         r"\[hlo verifier\]: Invalid sharding for instruction"),),
-        trigger=_switch_inspecting_a_zero_size_ref,
+        trigger=_cond_inspecting_a_zero_size_ref,
         example=ir.Case((ir.Ref("int16", ()), ir.Ref("int16", (0,))), (Cond(ir.Int(0), (
             (), (Inspect(ir.View(1)), Inspect(ir.View(0))), ())),), ("abstract", "run_state")),
         jax_versions=((0, 12),)),
