@@ -21,7 +21,7 @@ PRIMITIVES = {"jit": "jit", "checkpoint": "remat2", "custom_vjp": "custom_vjp_ca
 # support jax.Ref arguments yet"); inside a Pallas kernel it is no Pallas
 # feature (the kernel paths, and the kernel the nested path closes over).
 _NO_SHARD_MAP = {"eager": "eager shard_map takes no jax.Ref (JAX says: use it under jit)",
-                 **dict.fromkeys(("pallas_call", "tpu_interpret", "nested"),
+                 **dict.fromkeys(("pallas_call", "mesh_kernel", "tpu_interpret", "nested"),
                                  "shard_map is not a Pallas kernel feature")}
 
 
