@@ -59,7 +59,7 @@ def trigger_statements(k: KnownFinding, failure) -> list[int]:
 def _has_trigger(k: KnownFinding, case: ir.Case, n: int) -> bool:
     """Statement ``n`` is of the kind ``k`` is about and has its trigger."""
     control = case.statements[n].family == "control"
-    return control == (FAMILY[k.id] == "control") and k.trigger(case, n)
+    return (k.case_level or control == (FAMILY[k.id] == "control")) and k.trigger(case, n)
 
 
 def _downstream(k: KnownFinding, failure, roots: list[int]) -> bool:

@@ -88,3 +88,6 @@ class KnownFinding:
     consequences: tuple[tuple[str, str], ...] = ()
     jax_versions: tuple[tuple[int, int], ...] = ((0, 10), (0, 12))  # seen on
     paths: tuple[str, ...] = ()   # only failures on these paths (default: any)
+    # The trigger is about the whole case (it ignores its statement), so any
+    # statement, of any family, may carry it.
+    case_level: bool = False

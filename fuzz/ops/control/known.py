@@ -14,6 +14,7 @@ from fuzz.ops.ref.common import Iota
 from fuzz.ops.ref.get import Get
 from fuzz.ops.ref.inspect import Inspect
 from fuzz.ops.ref.swap import Swap
+from fuzz.ops.semaphore.read import Read
 from fuzz.ops.semaphore.signal import Signal
 
 _STORES = ("swap", "addupdate", "masked_swap")
@@ -266,5 +267,27 @@ KNOWN_FINDINGS: tuple[KnownFinding, ...] = (
         trigger=_dynamic_count_on_scratch_in_wrapper,
         example=ir.Case((ir.Ref("int16", (), scoped=True),), (Wrap("jit", (Signal(
             ir.View(0), ir.Int(1, True)),)),), ("abstract",)),
+        jax_versions=((0, 12),)),
+    KnownFinding(
+        "shard-map-dynamic-update-sharding",
+        "a jax.shard_map on a one-device mesh that takes dyn (a ref) as an "
+        "argument, even with an empty body, leaves dyn sharded on the mesh's "
+        "Explicit axis: a later store or signal whose index or amount comes "
+        "from dyn (or from a ref the map updated with one) fails in discharge "
+        "with ShardingTypeError: 'dynamic_update_slice operand sharding must be "
+        "equal to update sharding, got operand sharding int32[2]({}) and "
+        "update sharding int32[1]({Explicit: ('i',)})'",
+        symptoms=(("valid-runs", r"ShardingTypeError: dynamic_update_slice operand sharding must "
+                                 r"be equal to update sharding"),
+                  ("invalid-rejected", r"^ShardingTypeError: dynamic_update_slice operand sharding "
+                                       r"must be equal to update sharding")),
+        # Where the sharded value surfaces is any later dynamic statement:
+        # the trigger is the case's.
+        trigger=lambda case, k: any(isinstance(w, Wrap) and w.via == "shard_map"
+                                    for w in case.statements) and any(
+            i.dynamic for i in ir.walk_ints(case)),
+        case_level=True,
+        example=ir.Case((ir.Ref("int16", ()),), (Wrap("shard_map", (Signal(
+            ir.View(0), ir.Int(1, True)),)), Read(ir.View(0))), ("run_state",)),
         jax_versions=((0, 12),)),
 )

@@ -546,7 +546,10 @@ KNOWN_FINDINGS: tuple[KnownFinding, ...] = (
                                  r"'jax\._src\.state\.types\.AbstractRef'>|"
                                  # ...inside an eager jax.jit, which takes the ref as a constant.
                                  r"TypeError: No constant handler for type: <class "
-                                 r"'jax\._src\.core\.Ref'>"),),
+                                 r"'jax\._src\.core\.Ref'>"),
+                  # ...and in invalid programs, before their own mistake is reached.
+                  ("invalid-rejected", r"^TypeError: No (pxla_result_handler|constant handler) "
+                                       r"for type")),
         trigger=lambda case, k: isinstance(case.statements[k], Inspect),
         example=ir.Case((ir.Ref("float32", (2,)),), (Inspect(ir.View(0)),), paths=("eager",)),
         jax_versions=((0, 12),), paths=("eager",)),
@@ -562,6 +565,7 @@ KNOWN_FINDINGS: tuple[KnownFinding, ...] = (
         # with a zero-size ref (mesh_kernel passes unused refs too; an invalid
         # program's mistake is a statement too).
         trigger=lambda case, k: any(0 in r.shape and not r.is_semaphore for r in case.refs),
+        case_level=True,
         example=ir.Case((ir.Ref("float32", (0,)),), (Inspect(ir.View(0)),), paths=("pallas_call",)),
         jax_versions=((0, 10), (0, 12)),
         paths=("nested", "pallas_call", "mesh_kernel", "tpu_interpret")),
