@@ -173,8 +173,9 @@ KNOWN_FINDINGS: tuple[KnownFinding, ...] = (
                                  r"for JAX type promotion|TypeError: Cannot interpret "
                                  r"'(barrier_)?semaphore' as a data type"),
                   # ...and in invalid programs, before their own mistake is reached.
-                  ("invalid-rejected", r"^ValueError: dtype=(barrier_)?semaphore is not a valid "
-                                       r"dtype for JAX type promotion")),
+                  ("invalid-rejected", r"^(ValueError: dtype=(barrier_)?semaphore is not a valid "
+                                       r"dtype for JAX type promotion|TypeError: Cannot interpret "
+                                       r"'(barrier_)?semaphore' as a data type)")),
         trigger=_wrapping_a_semaphore("jit", "checkpoint", "custom_vjp", "custom_vmap"),
         example=_wrapped_signal_example("jit"),
         jax_versions=((0, 10), (0, 12))),
