@@ -9,6 +9,8 @@ Supported: JAX 0.10.x (Python 3.11) and 0.12.x (Python 3.12).
 """
 from __future__ import annotations
 
+import functools
+
 import jax
 from jax._src import core as jax_core
 from jax._src.pallas import primitives as pallas_primitives
@@ -39,6 +41,7 @@ def discharge_rules() -> dict:
     return state_discharge._discharge_rules
 
 
+@functools.cache
 def has_discharge_rule(primitive: str) -> bool:
     """Whether this release registers a discharge rule for the primitive
     named ``primitive`` (custom_vmap_call has none before 0.12)."""

@@ -15,6 +15,7 @@ are derived from the body, never stored.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import math
 from dataclasses import dataclass
 from typing import ClassVar, Union
@@ -279,9 +280,11 @@ class Case:
     def valid(self) -> bool:
         return self.expect is None
 
-    @property
+    @functools.cached_property
     def statements(self) -> tuple[Statement, ...]:
-        """Every statement, nested ones included, by number (`flat`)."""
+        """Every statement, nested ones included, by number (`flat`): read
+        for each trigger and each statement a failure is matched against,
+        so computed once (a case is frozen)."""
         return flat(self.body)
 
     @property
