@@ -125,16 +125,6 @@ def _statement_in(draw, refs, families, kinds_of, options, visible, depth, neste
     ``visible``, or None when no family has a ref to use. Control statements
     come ``depth`` levels deep, half as often as the others; a nested one
     writes no ``out`` slot (a read runs once, at the top level)."""
-    ops = {f: [op for op in kinds_of[f] if not (nested and op.writes_out)] for f in families}
-    usable = [f for f, among in families.items()
-              if _candidates(refs, ops[f], body=visible, among=among, block=None, **options)]
-    if not usable:
-        return None
-    if depth > 0 and kinds_of["control"]:
-        usable = [f for f in usable for _ in range(2)] + ["control"]
-        ops["control"] = kinds_of["control"]
-    family = draw(st.sampled_from(usable))
-
     def block(inner_visible):
         @st.composite
         def draw_block(draw):
@@ -147,8 +137,20 @@ def _statement_in(draw, refs, families, kinds_of, options, visible, depth, neste
                 stmts += (stmt,)
             return stmts
         return draw_block()
-    return draw(statements(refs, body=visible, among=families.get(family), ops=ops[family],
-                           block=block if family == "control" else None, **options))
+
+    # Each family's draws, built once: whether it has any decides whether it
+    # is drawn from.
+    candidates = {f: _candidates(refs, [op for op in kinds_of[f] if not (nested and op.writes_out)],
+                                 body=visible, among=among, block=None, **options)
+                  for f, among in families.items()}
+    usable = [f for f in families if candidates[f]]
+    if not usable:
+        return None
+    if depth > 0 and kinds_of["control"]:
+        usable = [f for f in usable for _ in range(2)] + ["control"]
+        candidates["control"] = _candidates(refs, kinds_of["control"], body=visible, among=None,
+                                            block=block, **options)
+    return draw(st.one_of(candidates[draw(st.sampled_from(usable))]))
 
 
 def _check_sizes(**sizes):
