@@ -150,7 +150,14 @@ def _statement_in(draw, refs, families, kinds_of, options, visible, depth, neste
         usable = [f for f in usable for _ in range(2)] + ["control"]
         candidates["control"] = _candidates(refs, kinds_of["control"], body=visible, among=None,
                                             block=block, **options)
-    return draw(st.one_of(candidates[draw(st.sampled_from(usable))]))
+    return draw(_one_of(candidates[draw(st.sampled_from(usable))]))
+
+
+@st.composite
+def _one_of(draw, candidates):
+    """One of ``candidates``, drawn as `statements` draws it (one composite
+    around ``one_of``): the same choice spans, so the same examples."""
+    return draw(st.one_of(candidates))
 
 
 def _check_sizes(**sizes):
