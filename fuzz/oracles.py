@@ -140,7 +140,8 @@ class JitMismatch(OracleFailure):
 
 
 class VmapMismatch(OracleFailure):
-    """vmap of a program (pallas_call, run_state) differs from its calls one by one."""
+    """vmap of a program (pallas_call, the eager new_ref program) differs from
+    its calls one by one."""
     oracle = "vmap-stack"
 
 
@@ -404,9 +405,8 @@ def _metamorphic(report: CaseReport, fine, oracles):
         else:
             report.failures += _from(case, metamorphic.grad_matches(case, o))
             report.count("grad-matches")
-    for path in (o.path for o in fine if o.path in metamorphic.VMAP_PATHS):
-        if "vmap-stack" not in oracles:
-            break
+    batched = [o.path for o in fine if o.path in metamorphic.VMAP_PATHS]
+    for path in batched if "vmap-stack" in oracles else ():
         if reason := metamorphic.vmap_applies(case, path):
             report.not_applied["vmap-stack"] = reason
         else:

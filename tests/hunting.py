@@ -18,6 +18,15 @@ def rule_returning(prim, change):
     return compat.wrap_rule(compat.discharge_rules()[prim], around)
 
 
+def batching_rule(prim):
+    """(the table holding ``prim``'s batching rule, the rule): JAX 0.12 keeps
+    some rules with the "fancy" (axis-aware) batchers."""
+    from jax._src.interpreters import batching
+    table = getattr(batching, "fancy_primitive_batchers", {})
+    table = table if prim in table else batching.primitive_batchers
+    return table, table[prim]
+
+
 def hunt(cls, names, strategy, *, primitive=None, max_examples=100, statements=3, match=None):
     """The failure of class ``cls`` (of ``primitive``, and with a message
     matching the regex ``match``, if given) found with

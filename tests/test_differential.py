@@ -13,7 +13,7 @@ from fuzz.ops.semaphore import Read, Signal
 from jax._src.pallas import hlo_interpreter
 from jax._src.state import discharge as state_discharge
 from strategies import programs
-from hunting import hunt
+from hunting import batching_rule, hunt
 
 signal_p, wait_p, _ = compat.SEMAPHORE_PRIMITIVES
 
@@ -147,12 +147,8 @@ def test_chain_equivalence_catches_an_update_lost_through_a_longer_chain(plant):
 
 
 def test_vmap_stack_catches_a_batching_rule_that_mixes_up_batch_elements(plant):
-    from jax._src.interpreters import batching
     from jax._src.pallas.pallas_call import pallas_call_p
-    # JAX 0.12 keeps pallas_call's rule with the "fancy" (axis-aware) batchers.
-    table = getattr(batching, "fancy_primitive_batchers", {})
-    table = table if pallas_call_p in table else batching.primitive_batchers
-    real = table[pallas_call_p]
+    table, real = batching_rule(pallas_call_p)
 
     def reversed_batch(*args, **kwargs):
         outs, dims = real(*args, **kwargs)

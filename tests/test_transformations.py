@@ -8,25 +8,17 @@ from fuzz import ir, oracles
 from fuzz.ops.control import Cond, Loop, Wrap
 from fuzz.ops.ref import AddUpdate, Get, Swap
 from fuzz.ops.ref.common import Fill
-from hunting import hunt
+from hunting import batching_rule, hunt
 from strategies import programs
 
 R = ir.Ref("int32", (3,))
 AT = [ir.View(0, (ir.At((ir.Int(k),)),)) for k in range(3)]
 
 
-def _batcher(prim):
-    """The table holding ``prim``'s batching rule, and the rule."""
-    from jax._src.interpreters import batching
-    table = getattr(batching, "fancy_primitive_batchers", {})
-    table = table if prim in table else batching.primitive_batchers
-    return table, table[prim]
-
-
 def test_vmap_stack_catches_a_swap_batching_rule_mixing_up_batch_elements(plant):
     from jax._src.state import primitives as state_primitives
     swap_p = state_primitives.swap_p
-    table, real = _batcher(swap_p)
+    table, real = batching_rule(swap_p)
 
     def flipped(axis_data, args, dims, **params):
         ref, val, *idx = args
@@ -45,7 +37,7 @@ def test_a_cond_leaves_eager_vmap_out_but_not_pallas_calls(plant):
     the eager program of a case with one; a batching bug in the same case is
     still caught on pallas_call, whose own batching rule takes the cond."""
     from jax._src.pallas.pallas_call import pallas_call_p
-    table, real = _batcher(pallas_call_p)
+    table, real = batching_rule(pallas_call_p)
 
     def reversed_batch(*args, **kwargs):
         outs, dims = real(*args, **kwargs)

@@ -44,9 +44,6 @@ class ControlOp(Op):
     def vary(self):
         return self.with_blocks(tuple(s.vary() for s in b) for b in self.blocks())
 
-    def mistakes(self, case) -> set[str]:
-        return set()
-
 
 def operand_ints(*, dynamic: bool) -> st.SearchStrategy[ir.Int]:
     """A trip count or branch index: static, or read from ``dyn``."""
