@@ -13,8 +13,10 @@ import functools
 
 import jax
 from jax._src import core as jax_core
+from jax._src.interpreters import ad, batching
 from jax._src.pallas import primitives as pallas_primitives
 from jax._src.state import discharge as state_discharge
+from jax._src.state import primitives as state_primitives
 
 SUPPORTED = ((0, 10), (0, 12))
 RULES_TAKE_CTX = hasattr(state_discharge, "DischargeContext")
@@ -46,6 +48,31 @@ def has_discharge_rule(primitive: str) -> bool:
     """Whether this release registers a discharge rule for the primitive
     named ``primitive`` (custom_vmap_call has none before 0.12)."""
     return any(str(p) == primitive for p in discharge_rules())
+
+
+# Where JAX looks up a primitive's transformation rules when it traces, by
+# kind, each table before the one it falls back to. 0.12 keeps get, swap and
+# addupdate's batchers and transposes in the "fancy" tables (its
+# primitive_batchers is a write-only proxy, not a dict).
+_TRANSFORMATION_TABLES = {
+    "batch": (batching, ("fancy_primitive_batchers", "primitive_batchers")),
+    "jvp": (ad, ("primitive_jvps",)),
+    "transpose": (ad, ("fancy_transposes", "primitive_transposes")),
+}
+
+
+def transformation_rules() -> dict[str, tuple[dict, jax_core.Primitive]]:
+    """The batching, JVP and transpose rules this release registers for get,
+    swap and addupdate: e.g. "get:batch" -> (the table JAX finds it in, the
+    primitive: its key there)."""
+    found = {}
+    for prim in (state_primitives.get_p, state_primitives.swap_p, state_primitives.addupdate_p):
+        for kind, (module, names) in _TRANSFORMATION_TABLES.items():
+            tables = [t for t in (getattr(module, n, None) for n in names)
+                      if isinstance(t, dict) and prim in t]
+            if tables:
+                found[f"{prim.name}:{kind}"] = (tables[0], prim)
+    return found
 
 
 def wrap_rule(rule, around):

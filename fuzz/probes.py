@@ -8,6 +8,8 @@ record where an invariant breaks, at the point it breaks.
 - and each ref a first-order primitive's rule returns a new value for must be
   one the primitive declares it writes or accumulates into (the effects of its
   abstract evaluation).
+- the batching, JVP and transpose rules of get, swap and addupdate are
+  wrapped too, only to count their calls (coverage).
 
 Probes record, they never raise into JAX; the oracles turn the records into
 failures. Whatever was wrapped is restored on exit, also on error.
@@ -15,6 +17,7 @@ failures. Whatever was wrapped is restored on exit, also on error.
 from __future__ import annotations
 
 import contextlib
+import functools
 from dataclasses import dataclass
 
 import jax.numpy as jnp
@@ -35,6 +38,8 @@ class Violation:
 class Probe:
     def __init__(self):
         self.violations: list[Violation] = []
+        # calls per rule: discharge rules by primitive, transformation rules
+        # as compat.transformation_rules() names them ("get:batch")
         self.rule_calls: dict[str, int] = {}
         self.transform_semaphore_calls = 0
         self.failed_in: str | None = None   # innermost rule an error passed through
@@ -45,9 +50,12 @@ class Probe:
     def primitive(self) -> str:
         return self._stack[-1] if self._stack else "?"
 
+    def count(self, name):
+        self.rule_calls[name] = self.rule_calls.get(name, 0) + 1
+
     def around_rule(self, name, prim=None):
         def around(call, in_avals, values, params):
-            self.rule_calls[name] = self.rule_calls.get(name, 0) + 1
+            self.count(name)
             self._stack.append(name)
             try:
                 new_invals, outs = call()
@@ -116,6 +124,16 @@ class Probe:
         return wrapped
 
 
+def counted(rule, count):
+    """``rule``, calling ``count()`` first: the same arguments and result, and
+    (through ``__wrapped__``) the same signature."""
+    @functools.wraps(rule)
+    def wrapped(*args, **params):
+        count()
+        return rule(*args, **params)
+    return wrapped
+
+
 def _fmt(shape, dtype):
     return f"{dtype}[{','.join(map(str, shape))}]"
 
@@ -142,18 +160,26 @@ def _describe(name, values, params) -> str:
 
 @contextlib.contextmanager
 def probing():
-    """Install a fresh Probe on every discharge rule and ``_transform_semaphore``."""
+    """Install a fresh Probe on every discharge rule and ``_transform_semaphore``,
+    and count the calls of the ref primitives' transformation rules."""
     probe = Probe()
     rules = compat.discharge_rules()
     saved_rules = dict(rules)
+    transforms = compat.transformation_rules()
+    saved_transforms = {name: table[prim] for name, (table, prim) in transforms.items()}
     module, attr = compat.TRANSFORM_SEMAPHORE
     saved_ts = getattr(module, attr)
     try:
         for prim, rule in saved_rules.items():
             rules[prim] = compat.wrap_rule(rule, probe.around_rule(prim.name, prim))
+        for name, (table, prim) in transforms.items():
+            table[prim] = counted(saved_transforms[name], functools.partial(probe.count, name))
         setattr(module, attr, probe.transform_semaphore(saved_ts))
         yield probe
     finally:
         rules.clear()
         rules.update(saved_rules)
+        # Entry by entry: these tables hold every primitive's rules.
+        for name, (table, prim) in transforms.items():
+            table[prim] = saved_transforms[name]
         setattr(module, attr, saved_ts)

@@ -110,8 +110,10 @@ def page(summary: dict) -> str:
         line_chart("Distinct findings over time",
                    {"all this run": [(p["t"], p["findings"]) for p in tl],
                     "new": [(p["t"], p["new"]) for p in tl]}, "findings"),
-        line_chart(f"Discharge rules exercised (of {cov['rules_total']})",
-                   {"rules run": [(p["t"], p["rules"]) for p in tl]}, "rules"),
+        line_chart(f"Rules exercised (of {cov['rules_total']} discharge, "
+                   f"{cov['transform_rules_total']} transformation)",
+                   {"discharge": [(p["t"], p["rules"]) for p in tl],
+                    "transformation": [(p["t"], p["transform_rules"]) for p in tl]}, "rules"),
         bar_chart("Throughput per worker",
                   {f"worker {i}": w["cases_per_s"] for i, w in summary["workers"].items()},
                   "cases/s"),
@@ -125,7 +127,9 @@ def page(summary: dict) -> str:
                                           sorted(summary["cases_per_path"].items()))),
              ("findings", f"{len(f['new'])} new, {len(f['seen_again'])} filed before, "
                           f"{sum(f['known'].values())} known hits, {len(f['fixed'])} fixed"),
-             ("coverage", f"{len(cov['rules_run'])} of {cov['rules_total']} discharge rules"),
+             ("coverage", f"{len(cov['rules_run'])} of {cov['rules_total']} discharge rules, "
+                          f"{len(cov['transform_rules_run'])} of {cov['transform_rules_total']} "
+                          "transformation rules (batch, jvp, transpose of get, swap, addupdate)"),
              ("peak worker RSS", f"{summary['rss_mb']['worker_peak']} MB"),
              ("exit code", summary["exit_code"])]
     rows = "".join(f"<tr><th>{html.escape(k)}</th><td>{html.escape(str(v))}</td></tr>"
@@ -135,6 +139,8 @@ def page(summary: dict) -> str:
         f"<td>{html.escape(x['oracle'])}</td><td>{html.escape(x['symptom'])}</td>"
         f"<td>{html.escape(x['path'])}</td><td>{html.escape(x['message'])}</td></tr>"
         for x in f["new"] + f["seen_again"])
+    missed = "".join(f"<tr><td>{html.escape(rule)}</td><td>{html.escape(why)}</td></tr>"
+                     for rule, why in {**cov["why_not_run"], **cov["transform_why_not_run"]}.items())
     problems = "".join(f"<li>{html.escape(m)}</li>" for m in summary["errors"] + summary["warnings"])
     return ("<!doctype html><meta charset='utf-8'><title>discharge-fuzz campaign</title>"
             "<style>body{font-family:sans-serif;max-width:60em;margin:1em auto}"
@@ -143,4 +149,6 @@ def page(summary: dict) -> str:
             + "".join(f"<p>{c}</p>" for c in charts)
             + ("<h2>Findings</h2><table><tr><th>id</th><th>status</th><th>oracle</th>"
                f"<th>symptom</th><th>path</th><th>message</th></tr>{found}</table>" if found else "")
+            + ("<h2>Rules not exercised</h2><table><tr><th>rule</th><th>why</th></tr>"
+               f"{missed}</table>" if missed else "")
             + (f"<h2>Problems</h2><ul>{problems}</ul>" if problems else "") + "\n")

@@ -20,12 +20,26 @@ OUT_OF_REACH = {
 }
 
 
+# The oracle that transforms programs, and so reaches the transformation
+# rules ("get:batch") of one kind.
+TRANSFORMED_BY = {
+    # pallas_call's batching rule adds a grid axis: its kernel's statements stay unbatched
+    "batch": "the vmap-stack oracle on the eager path (jit of vmap of its jax.new_ref program)",
+    "jvp": "the grad-matches oracle (eager path, a float32 or float64 ref)",
+    "transpose": "the grad-matches oracle in reverse mode (as for jvp, and no while loop)",
+}
+
+
 def why_not_run(rule: str) -> str:
+    primitive, _, kind = rule.partition(":")
+    if kind in TRANSFORMED_BY:
+        return (f"only {TRANSFORMED_BY[kind]} reaches it, on a case that uses {primitive}: "
+                "no case of this run did")
     return OUT_OF_REACH.get(rule, "drawn, but no case of this run reached it")
 
 
 def progress_line(c) -> str:
-    """cases/s, cases per path, distinct findings, discharge-rule coverage."""
+    """cases/s, cases per path, distinct findings, rule coverage."""
     elapsed = time.monotonic() - c.start
     paths = " ".join(f"{p} {n}" for p, n in sorted(c.per_path.items()))
     new = sum(1 for f in c.findings if f["new"])
@@ -33,7 +47,8 @@ def progress_line(c) -> str:
     return (f"[{_clock(elapsed)}/{_clock(c.config.budget_s)}] {c.cases} cases "
             f"{c.cases / elapsed if elapsed else 0:.1f}/s | {paths or 'starting workers'} | "
             f"findings {new} new, {len(c.findings) - new} filed before, "
-            f"{sum(c.known.values())} known hits | rules {len(c.rules)}/{len(c.rules_all)} | "
+            f"{sum(c.known.values())} known hits | rules {len(c.rules)}/{len(c.rules_all)} "
+            f"discharge, {len(c.transform_rules)}/{len(c.transform_rules_all)} transformation | "
             f"workers {live}/{len(c.slots)}, restarts {sum(c.restarts.values())}"
             + (f" | stopping ({c.stop_reason})" if c.stop_reason else ""))
 
@@ -74,10 +89,11 @@ def text(summary: dict, out_dir: str) -> str:
     if summary.get("cases_per_oracle"):
         lines.append("   values compared per oracle: " + ", ".join(
             f"{o} {n}" for o, n in sorted(summary["cases_per_oracle"].items())))
-    lines.append(f"   discharge rules exercised: {len(cov['rules_run'])} of {cov['rules_total']}: "
-                 + ", ".join(cov["rules_run"]))
-    for rule in cov.get("rules_not_run", ()):
-        lines.append(f"   not exercised: {rule}: {why_not_run(rule)}")
+    for kind, prefix in (("discharge", ""), ("transformation", "transform_")):
+        lines.append(f"   {kind} rules exercised: {len(cov[prefix + 'rules_run'])} of "
+                     f"{cov[prefix + 'rules_total']}: " + ", ".join(cov[prefix + "rules_run"]))
+        for rule in cov[prefix + "rules_not_run"]:
+            lines.append(f"   not exercised: {rule}: {why_not_run(rule)}")
     rss = summary["rss_mb"]
     lines.append(f"   worker RSS: {rss['worker_start']} MB at start, peak {rss['worker_peak']} MB; "
                  f"restarts: {summary['restarts'] or 'none'}")

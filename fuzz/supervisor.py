@@ -112,6 +112,9 @@ class Campaign:
         self.compared = collections.Counter()   # cases each comparing oracle compared
         self.rules: set[str] = set()
         self.rules_all: set[str] = set()   # every registered discharge rule
+        # get, swap and addupdate's batching, JVP and transpose rules ("get:batch")
+        self.transform_rules: set[str] = set()
+        self.transform_rules_all: set[str] = set()
         self.findings: list[dict] = []      # one per signature filed by this run
         self.fixed: list[str] = []
         self.warnings: list[str] = []
@@ -186,6 +189,7 @@ class Campaign:
         kind = ev["e"]
         if kind == "ready":
             self.rules_all.update(ev["rules_all"])
+            self.transform_rules_all.update(ev["transform_rules_all"])
             slot.phase, slot.phase_since = "idle", now
         elif kind == "start":
             slot.phase, slot.phase_since = "case", now
@@ -202,6 +206,7 @@ class Campaign:
             self.unsupported.update(ev["unsupported"])
             self.compared.update(ev.get("compared", {}))
             self.rules.update(ev["rules"])
+            self.transform_rules.update(ev["transform_rules"])
         elif kind == "filing":
             slot.phase, slot.phase_since = "filing", now
         elif kind == "finding":
@@ -397,6 +402,7 @@ class Campaign:
             "t": round(now - self.start, 1), "cases": self.cases,
             "findings": len(self.findings),
             "new": sum(1 for f in self.findings if f["new"]), "rules": len(self.rules),
+            "transform_rules": len(self.transform_rules),
             "rss_mb": round(total, 1),
             "worker_rss_mb": {s.index: round(s.rss_mb, 1) for s in self.slots
                               if s.proc is not None and not s.kill_reason},
@@ -437,10 +443,9 @@ class Campaign:
                          "seen_again": [f for f in self.findings
                                         if not f["new"] and f not in flaky],
                          "known": dict(self.known), "fixed": self.fixed},
-            "coverage": {"rules_run": sorted(self.rules), "rules_total": len(self.rules_all),
-                         "rules_not_run": sorted(self.rules_all - self.rules),
-                         "why_not_run": {r: why_not_run(r)
-                                         for r in sorted(self.rules_all - self.rules)}},
+            "coverage": {**_coverage("", self.rules, self.rules_all),
+                         **_coverage("transform_", self.transform_rules,
+                                     self.transform_rules_all)},
             "workers": {str(i): {"cases": w[0], "busy_s": round(w[1], 1),
                                  "cases_per_s": round(w[0] / w[2], 2) if w[2] else 0.0}
                         for i, w in sorted(per_worker.items())},
@@ -468,6 +473,14 @@ class Campaign:
         for oracle, n in self.already.items():
             table[oracle]["hits_of_filed"] += n
         return {k: dict(v) for k, v in table.items()}
+
+
+def _coverage(prefix: str, ran: set[str], registered: set[str]) -> dict:
+    """The rules of one kind that ran, and why each of the others did not."""
+    not_run = sorted(registered - ran)
+    return {f"{prefix}rules_run": sorted(ran), f"{prefix}rules_total": len(registered),
+            f"{prefix}rules_not_run": not_run,
+            f"{prefix}why_not_run": {r: why_not_run(r) for r in not_run}}
 
 
 def _own_peak_rss_mb() -> float:

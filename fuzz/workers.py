@@ -13,6 +13,7 @@ it found first.
 from __future__ import annotations
 
 import faulthandler
+import functools
 import importlib
 import json
 import os
@@ -122,7 +123,9 @@ class Worker:
         from fuzz.database import open_database
         self._database = open_database(config.database) if config.database else None
         self.rules_seen: set[str] = set()
-        self._new_rules: list[str] = []
+        # rules first run since the last "done" event, by its key: discharge
+        # rules, and get / swap / addupdate's transformation rules
+        self._new_rules = {"rules": [], "transform_rules": []}
         self._parent = os.getppid()
 
     # -- one case ---------------------------------------------------------
@@ -152,28 +155,35 @@ class Worker:
                 "done", seq=seq, s=round(time.perf_counter() - start, 4),
                 paths={p: n for p, n in stats.cases.items() if p != "case"},
                 skipped=dict(stats.skipped), known=dict(stats.known),
-                already=dict(stats.already_found), rules=self._new_rules,
+                already=dict(stats.already_found), **self._new_rules,
                 undefined=stats.undefined, unsupported=dict(stats.unsupported),
                 compared=dict(stats.compared))
-            self._new_rules = []
+            self._new_rules = {kind: [] for kind in self._new_rules}
             self._maintain()
 
     def _already_found(self, failure) -> bool:
         return self._findings.signature(failure) in self.filed
 
-    def count_rule_calls(self):
-        """Coverage: which discharge rules ran (wrapped once; the probes wrap
-        these wrappers again per case and restore them afterwards)."""
-        from fuzz import compat
+    def count_rule_calls(self) -> dict[str, list[str]]:
+        """Coverage: which discharge rules, and which batching, JVP and
+        transpose rules of get, swap and addupdate, ran (wrapped once; the
+        probes wrap these wrappers again per case and restore them
+        afterwards). Returns every registered rule, by "ready" event key."""
+        from fuzz import compat, probes
         rules = compat.discharge_rules()
         for prim, rule in list(rules.items()):
-            def around(call, in_avals, values, params, name=prim.name):
-                if name not in self.rules_seen:
-                    self.rules_seen.add(name)
-                    self._new_rules.append(name)
-                return call()
-            rules[prim] = compat.wrap_rule(rule, around)
-        return sorted(prim.name for prim in rules)
+            rules[prim] = probes.counted(rule, functools.partial(self._ran, "rules", prim.name))
+        transforms = compat.transformation_rules()
+        for name, (table, prim) in transforms.items():
+            table[prim] = probes.counted(table[prim],
+                                         functools.partial(self._ran, "transform_rules", name))
+        return {"rules_all": sorted(prim.name for prim in rules),
+                "transform_rules_all": sorted(transforms)}
+
+    def _ran(self, kind, name):
+        if name not in self.rules_seen:
+            self.rules_seen.add(name)
+            self._new_rules[kind].append(name)
 
     def _maintain(self):
         import jax
@@ -304,12 +314,12 @@ def main(argv=None) -> None:
         for spec in config.setup:
             load_hook(spec)()
         worker = Worker(config, channel)
-        rules_all = worker.count_rule_calls()
+        registered = worker.count_rule_calls()
     except Exception as e:  # noqa: BLE001 - one line to the supervisor
         channel.send("error", message=f"worker setup: {type(e).__name__}: {e}")
         os._exit(EXIT_SETUP)
 
-    channel.send("ready", pid=os.getpid(), rules_all=rules_all)
+    channel.send("ready", pid=os.getpid(), **registered)
     try:
         if config.replay:
             worker.replay_corpus()
