@@ -99,6 +99,13 @@ def _leftover_fits(leftover: int, nonzero: list[int]) -> bool:
     return leftover in nonzero if nonzero else leftover == 0
 
 
+def _read(case: ir.Case, k: int) -> str:
+    """Read ``k`` in words: over a grid, each point reads in turn."""
+    if case.grid is None:
+        return f"read {k}"
+    return f"read {k % case.num_reads} at grid point {k // case.num_reads}"
+
+
 def against_model(case: ir.Case, meaning: model.Meaning, outcome) -> list[Mismatch]:
     """Where ``outcome`` (an error-free run of a valid case with a defined
     meaning) differs from what the case means."""
@@ -110,8 +117,8 @@ def against_model(case: ir.Case, meaning: model.Meaning, outcome) -> list[Mismat
         for k, (want, got) in enumerate(zip(meaning.reads, outcome.reads)):
             if want != got:
                 writer = meaning.read_writers[k]
-                diffs.append((writer, f"read {k} is {got}, expected {want}{_why(want, got)}",
-                              _shape(case, "read", writer, want, got), reads[k]))
+                diffs.append((writer, f"{_read(case, k)} is {got}, expected {want}{_why(want, got)}",
+                              _shape(case, "read", writer, want, got), reads[k % len(reads)]))
     if outcome.state is not None:
         for i, got in outcome.state.items():
             counts = i not in model.data_refs(case)
@@ -159,10 +166,10 @@ def between_paths(case: ir.Case, outcomes) -> list[Mismatch]:
     for a, b in zip(ran, ran[1:]):
         if list(a.reads) != list(b.reads):
             k = next(k for k, (x, y) in enumerate(zip(a.reads, b.reads)) if x != y)
-            read = [n for n, s in enumerate(case.statements) if s.writes_out][k]
+            read = [n for n, s in enumerate(case.statements) if s.writes_out][k % case.num_reads]
             found.append(Mismatch(
                 "path-vs-path", "semaphore_read", f"{a.path}/{b.path}",
-                f"read {k} is {a.reads[k]} on {a.path}, {b.reads[k]} on {b.path}",
+                f"{_read(case, k)} is {a.reads[k]} on {a.path}, {b.reads[k]} on {b.path}",
                 side_by_side(case, [("reads", list(a.reads), list(b.reads))], a.path, b.path),
                 shape=f"read|{statement_kind(case, read)}|"
                       f"{relation(a.reads[k], b.reads[k])} on the second path",

@@ -25,7 +25,8 @@ import numpy as np
 # 2: `Case.semaphores` became `Case.refs` (data refs joined); see serialize.
 # 3: a ref declares its memory space and whether its pallas_call output
 # aliases its input (older files get the defaults).
-SCHEMA_VERSION = 3
+# 4: a case may carry a pallas_call grid (older files have none).
+SCHEMA_VERSION = 4
 
 # pltpu.SemaphoreType members.
 SEMAPHORE_TYPES = ("regular", "dma", "barrier")
@@ -202,6 +203,11 @@ class Statement:
         """Why ``path`` cannot run this statement (None: it can)."""
         return None
 
+    def refused_under(self, transform: str, path: str) -> str | None:
+        """Why JAX, as it documents, refuses ``transform`` ("vmap", "grad")
+        of ``path``'s program with this statement in it (None: it does not)."""
+        return None
+
     def value_type(self, case_or_refs) -> tuple[tuple[int, ...], str]:
         """(shape, dtype) of the value it produces: by default its view's (a get)."""
         return view_shape(case_or_refs, self.view), view_dtype(case_or_refs, self.view)
@@ -256,6 +262,43 @@ class Ref:
 
 
 @dataclass(frozen=True)
+class Grid:
+    """The grid a ``pallas_call`` runs the kernel over: ``shape`` (1 to 3
+    axes). Each unscoped data ref is an operand holding one block (of the
+    ref's shape) per grid point; each grid point, visited in row-major order,
+    works on its own block. Which one is the point's row-major number with
+    its axes taken in ``order`` (a permutation), counted from the end when
+    ``reverse``: the index maps compute it from the program ids, or, with
+    ``prefetch``, read it from a ``PrefetchScalarGridSpec`` scalar-prefetch
+    operand (``dyn``, extended by the table `blocks`). Semaphores and other
+    scratch live across the grid; scoped refs are allocated anew at each
+    point.
+
+    >>> Grid((2, 3), order=(1, 0)).blocks()
+    (0, 2, 4, 1, 3, 5)
+    """
+    shape: tuple[int, ...]
+    order: tuple[int, ...]
+    reverse: bool = False
+    prefetch: bool = False
+
+    @property
+    def size(self) -> int:
+        return math.prod(self.shape)
+
+    def stacked(self, ref: Ref) -> Ref:
+        """``ref`` as the operand that holds its blocks."""
+        return dataclasses.replace(ref, shape=(self.size, *ref.shape))
+
+    def blocks(self) -> tuple[int, ...]:
+        """The block each grid point works on, by visit number."""
+        permuted = tuple(self.shape[a] for a in self.order)
+        return tuple(self.size - 1 - b if self.reverse else b
+                     for b in (int(np.ravel_multi_index(tuple(ids[a] for a in self.order), permuted))
+                               for ids in np.ndindex(*self.shape)))
+
+
+@dataclass(frozen=True)
 class ExpectedError:
     """The clean error a user should get from an invalid case: exception type
     names (``|``-separated), a regular expression its message must match, and
@@ -272,6 +315,7 @@ class Case:
     paths: tuple[str, ...] = PATHS
     expect: ExpectedError | None = None
     x64: bool = False   # run under jax.enable_x64 (64-bit dtypes exist)
+    grid: Grid | None = None   # pallas_call's grid (None: one kernel run)
 
     def __post_init__(self):
         check_case(self)
@@ -542,6 +586,11 @@ def check_case(case: Case) -> None:
             raise IRError(f"path {p!r} not in {PATHS}")
     if not case.paths:
         raise IRError("a case needs at least one path")
+    if (g := case.grid) is not None and not (
+            1 <= len(g.shape) <= 3 and all(isinstance(d, int) and d >= 1 for d in g.shape)
+            and sorted(g.order) == list(range(len(g.shape)))):
+        raise IRError(f"grid {g.shape!r} (order {g.order!r}): 1 to 3 axes of positive "
+                      "sizes, and an order that permutes them")
     _check_block(case, case.body, 0, frozenset())
     for i in walk_ints(case):
         values = i.values if isinstance(i, IntArray) else (i.value,)

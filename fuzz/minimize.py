@@ -57,12 +57,14 @@ def cost(case: ir.Case) -> tuple:
     return (len(statements),
             sum(len(v.transforms) for v in ir.walk(case.body, ir.View)),
             len(case.refs),
+            case.grid.size if case.grid else 0,
             sum(PATH_COST.get(p, 10) for p in case.paths),
             sum(len(r.shape) for r in case.refs),
             sum(d for r in case.refs for d in r.shape),
             sum(i.dynamic for i in ints),
             sum(r.scoped + r.aliased + (r.memory_space is not None) for r in case.refs),
             sum(s.complexity() for s in statements),
+            _grid_complexity(case.grid),
             sum(r.kind != "int16" for r in case.refs) + case.x64,
             sum(abs(v) for i in ints for v in (i.values if isinstance(i, ir.IntArray) else (i.value,))))
 
@@ -80,7 +82,7 @@ def mistakes(case: ir.Case) -> frozenset[str]:
 def variants(case: ir.Case):
     """Simpler neighbours of ``case``; ill-formed ones are dropped here."""
     for make in (_fewer_paths, _fewer_statements, _fewer_refs, _shorter_chains,
-                 _simpler_statements, _simpler_refs):
+                 _simpler_statements, _simpler_refs, _simpler_grid):
         for fields in make(case):
             try:
                 yield replace(case, **fields)
@@ -178,6 +180,32 @@ def _simpler_refs(case):
     for i, ref in enumerate(case.refs):
         for simpler in _simpler_ref(ref):
             yield {"refs": case.refs[:i] + (simpler,) + case.refs[i + 1:]}
+
+
+def _grid_complexity(grid: ir.Grid | None) -> int:
+    if grid is None:
+        return 0
+    return len(grid.shape) + grid.reverse + grid.prefetch + (grid.order != tuple(sorted(grid.order)))
+
+
+def _simpler_grid(case):
+    """No grid, fewer or smaller axes, blocks in order, the index maps
+    computing them."""
+    grid = case.grid
+    if grid is None:
+        return
+    yield {"grid": None}
+    shape, order = grid.shape, grid.order
+    for a in range(len(shape)):
+        if len(shape) > 1:   # without axis a; the others keep their order
+            kept = [o - (o > a) for o in order if o != a]
+            yield {"grid": replace(grid, shape=shape[:a] + shape[a + 1:], order=tuple(kept))}
+        if shape[a] > 1:
+            yield {"grid": replace(grid, shape=shape[:a] + (1,) + shape[a + 1:])}
+    for simpler in (replace(grid, order=tuple(sorted(order))), replace(grid, reverse=False),
+                    replace(grid, prefetch=False)):
+        if simpler != grid:
+            yield {"grid": simpler}
 
 
 def _simpler_ref(ref: ir.Ref):

@@ -1,16 +1,17 @@
 """The reference model: what a case *means*, computed without JAX.
 
-Memory holds every ref: a semaphore's elements are unbounded integer counts
+Memory holds every ref: a semaphore's elements are exact integer counts
 starting at 0; a data ref's are values of its dtype, starting from a fixed
 pattern (`initial`), as NumPy holds them. Each statement kind gives its own
 meaning (its node's ``run``, in ``fuzz/ops/``); this module only holds the
 memory, the views and the loop. A view denotes the elements NumPy would give
 for the same chain of transforms on the ref's array.
 
-One thing has no meaning: a wait whose count is below ``value`` blocks
-forever on hardware (nothing else in a one-core kernel can signal). The model
-says so for that program only (`Meaning.undefined`), instead of guessing what
-an interpreter should do.
+Two things have no meaning: a wait whose count is below ``value`` blocks
+forever on hardware (nothing else in a one-core kernel can signal), and a
+count past int32 is kept by no hardware. The model says so for that program
+only (`Meaning.undefined`), instead of guessing what an interpreter should
+do.
 
 >>> from fuzz import ir
 >>> from fuzz.ops.semaphore import Read, Signal
@@ -142,8 +143,14 @@ def initial(case: ir.Case, i: int) -> np.ndarray:
     ref = case.refs[i]
     if i not in data_refs(case):
         return np.zeros(ref.shape, dtype=np.int16 if ref.is_semaphore else dtype(ref.kind))
-    pattern = np.arange(math.prod(ref.shape), dtype=np.int64).reshape(ref.shape) % 7 + 1
-    return np.asarray(pattern % 2 == 1 if ref.kind == "bool" else pattern, dtype(ref.kind))
+    return pattern(ref)
+
+
+def pattern(ref: ir.Ref) -> np.ndarray:
+    """`initial`'s pattern for data ref ``ref`` (also a grid's operand: each
+    block continues it, so blocks differ as neighbours do)."""
+    values = np.arange(math.prod(ref.shape), dtype=np.int64).reshape(ref.shape) % 7 + 1
+    return np.asarray(values % 2 == 1 if ref.kind == "bool" else values, dtype(ref.kind))
 
 
 class Memory:
@@ -200,7 +207,33 @@ def evaluate(case: ir.Case) -> Meaning:
     """Run ``case`` on the model. Raises ModelError for statements no valid
     program has (e.g. a non-scalar semaphore view, a remote signal)."""
     memory = Memory(case)
+    if case.grid is not None:
+        return _over_grid(case, memory)
     return memory.meaning(memory.run(case.body, 0))
+
+
+def _over_grid(case: ir.Case, memory: Memory) -> Meaning:
+    """The kernel run at each point of ``case.grid``, in order, on its blocks
+    (`ir.Grid`): counts carry over, reads follow each other, a scoped ref
+    starts afresh; each data ref ends as the stack of its blocks (a scoped
+    one's, as it left each point)."""
+    grid, data = case.grid, sorted(data_refs(case))
+    fresh = {i: memory.arrays[i] for i, r in enumerate(case.refs) if r.scoped}
+    stacks = {i: np.stack([fresh[i]] * grid.size) if i in fresh
+              else pattern(grid.stacked(case.refs[i])) for i in data}
+    writers = {i: np.full(stacks[i].shape, None, dtype=object) for i in data}
+    for b in grid.blocks():
+        for i in {*fresh, *data}:
+            memory.arrays[i] = np.array(fresh[i] if i in fresh else stacks[i][b])
+            memory.writers[i] = np.full(case.refs[i].shape, None, dtype=object)
+        if (undefined := memory.run(case.body, 0)) is not None:
+            return memory.meaning(undefined)
+        for i in data:
+            # [b, ...]: a 0-D block's elements, not the array, go into the stack
+            stacks[i][b, ...], writers[i][b, ...] = memory.arrays[i], memory.writers[i]
+    for i in data:
+        memory.arrays[i], memory.writers[i] = stacks[i], writers[i]
+    return memory.meaning()
 
 
 def canonical(case: ir.Case) -> ir.Case | None:

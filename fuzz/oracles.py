@@ -368,7 +368,8 @@ def _check(case, on_paths, oracles, unsupported_are_findings) -> CaseReport:
     ran = []
     for path in (p for p in wanted if p in paths.EVALUATING):
         if path == "tpu_interpret" and report.undefined:
-            report.skipped[path] = "the program blocks forever, as this interpreter would"
+            # A wait that blocks forever would block this interpreter too.
+            report.skipped[path] = f"the program has no meaning: {report.undefined}"
             continue
         ran.append(_run(report, path, unsupported_are_findings))
     fine = [o for o in ran if o.error is None]

@@ -75,8 +75,13 @@ def _from_2(data: dict) -> dict:
     return dict(data, schema=3)
 
 
+def _from_3(data: dict) -> dict:
+    """Schema 4 added the case's grid (none before)."""
+    return dict(data, schema=4)
+
+
 # Old schema version -> the function that lifts a case one version up.
-_MIGRATIONS = {1: _from_1, 2: _from_2}
+_MIGRATIONS = {1: _from_1, 2: _from_2, 3: _from_3}
 
 
 def _decode_record(cls, d, where):

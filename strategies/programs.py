@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+import math
 
 import numpy as np
 from hypothesis import strategies as st
@@ -85,6 +86,26 @@ def data_refs(dtypes=ir.DATA_DTYPES, *, memory_spaces=(None, *ir.MEMORY_SPACES),
                      st.sampled_from(tuple(memory_spaces)),
                      one_in_four if scoped else st.just(False),
                      one_in_four if aliased else st.just(False))
+
+
+def grids(*, max_axes=3, max_points=8) -> st.SearchStrategy[ir.Grid]:
+    """``pallas_call`` grids (`ir.Grid`): 1 to ``max_axes`` axes of 1 to 3
+    points, at most ``max_points`` in all (the TPU interpreter runs each
+    one), blocks in any axis order, reversed or not, the index maps
+    computing them or reading them from a scalar-prefetch table. Shrinks
+    towards one axis of one point, blocks in order.
+
+    >>> grids().example()
+    Grid(shape=(2, 3), order=(1, 0), reverse=False, prefetch=True)
+    """
+    _check_sizes(max_axes=max_axes, max_points=max_points)
+    if not 1 <= max_axes <= 3 or max_points < 1:
+        raise InvalidArgument(f"max_axes={max_axes} must be 1 to 3, max_points={max_points} >= 1")
+    shapes = st.lists(st.integers(1, 3), min_size=1, max_size=max_axes).filter(
+        lambda s: math.prod(s) <= max_points).map(tuple)
+    return shapes.flatmap(lambda shape: st.builds(
+        ir.Grid, st.just(shape), st.permutations(range(len(shape))).map(tuple),
+        st.booleans(), st.booleans()))
 
 
 def balance(body) -> tuple[ir.Statement, ...]:
@@ -171,7 +192,7 @@ def programs(draw, *, kinds=ir.SEMAPHORE_KINDS, shapes=None, max_semaphores=3,
              data_dtypes=ir.DATA_DTYPES, max_data_refs=2,
              max_statements=6, max_chain=3, transforms=TRANSFORM_KINDS, dynamic=True,
              paths=ir.PATHS, endings=ENDINGS, ops=None, x64=True,
-             memory_spaces=(None, *ir.MEMORY_SPACES), scoped=True, max_depth=2):
+             memory_spaces=(None, *ir.MEMORY_SPACES), scoped=True, max_depth=2, grid=True):
     """Valid programs over semaphores (of ``kinds``) and data refs (of
     ``data_dtypes``; none without): semaphore statements on ()-shaped views,
     data statements on views of any shape, values of the right shape and
@@ -181,7 +202,9 @@ def programs(draw, *, kinds=ir.SEMAPHORE_KINDS, shapes=None, max_semaphores=3,
     live in one of ``memory_spaces`` (None: the default), some allocated
     with ``pl.run_scoped`` (where ``scoped``: only kernels can run them) and
     some aliased (see `data_refs`). Control statements (loops, conds) nest
-    blocks of up to 3 statements, ``max_depth`` levels deep (0: none).
+    blocks of up to 3 statements, ``max_depth`` levels deep (0: none). With
+    ``grid`` (and pallas_call among ``paths``), one case in four runs over a
+    `grids` grid, which only the pallas_call programs can take.
     Shrinks towards one scalar semaphore and few, short statements.
 
     >>> programs(kinds=("int16",), data_dtypes=(), max_statements=2).example()
@@ -239,7 +262,10 @@ def programs(draw, *, kinds=ir.SEMAPHORE_KINDS, shapes=None, max_semaphores=3,
         body += balance(body)
     if "readout" in ending:
         body += readout(sems)
-    return ir.Case(refs, body, tuple(paths), x64=x64)
+    # Drawn last, so that the draws before it (and the examples the hunts
+    # find) are as they were before grids existed.
+    gridded = grid and "pallas_call" in paths and draw(st.integers(0, 3)) == 3
+    return ir.Case(refs, body, tuple(paths), x64=x64, grid=draw(grids()) if gridded else None)
 
 
 # --- invalid programs: a valid program plus one deliberate mistake ----------
@@ -260,7 +286,8 @@ def invalid_programs(draw, *, mistakes=MISTAKES, max_statements=3, paths=ir.PATH
     """
     if not mistakes or (bad := [m for m in mistakes if m not in MISTAKES]):
         raise InvalidArgument(f"mistakes must be a non-empty subset of {MISTAKES}")
-    base = draw(programs(max_statements=max_statements, max_semaphores=2, paths=paths))
+    base = draw(programs(max_statements=max_statements, max_semaphores=2, paths=paths,
+                         grid=False))
     kind = draw(st.sampled_from(tuple(mistakes)))
     ref, stmt, expect = draw(mistake_table()[kind].draw(base.refs))
     expect = dataclasses.replace(expect, primitive=ir.primitive(stmt))

@@ -161,7 +161,7 @@ def test_minimizer_unwraps_a_loop_that_is_not_needed():
 def _control(op, *on):
     """Data programs of ``op`` over gets, swaps and addupdates, run on ``on``."""
     return programs(max_semaphores=0, data_dtypes=("int32", "float32"), max_statements=3,
-                    paths=on, x64=False, scoped=False, ops=(op, Get, Swap, AddUpdate),
+                    paths=on, x64=False, scoped=False, grid=False, ops=(op, Get, Swap, AddUpdate),
                     transforms=("at",))
 
 

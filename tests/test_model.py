@@ -57,11 +57,16 @@ def test_reindexing_every_view_keeps_the_meaning(case):
     assert model.evaluate(model.canonical(case)) == model.evaluate(case)
 
 
-def test_counts_are_unbounded_and_a_blocking_wait_is_undefined():
+def test_counts_are_exact_to_int32_and_past_it_or_blocked_undefined():
     s = ir.Ref("regular", ())
-    big = model.evaluate(ir.Case((s,), (Signal(ir.View(0), ir.Int(2**31 - 1)),) * 2
-                                 + (Read(ir.View(0)),)))
-    assert big.reads == (2**32 - 2,) and big.undefined is None
+    big = model.evaluate(ir.Case((s,), (Signal(ir.View(0), ir.Int(2**31 - 2)),
+                                        Signal(ir.View(0), ir.Int(1)), Read(ir.View(0)))))
+    assert big.reads == (2**31 - 1,) and big.undefined is None
+    past = model.evaluate(ir.Case((s,), (Signal(ir.View(0), ir.Int(2**31 - 1)),) * 2
+                                  + (Read(ir.View(0)),)))
+    assert "statement 1 takes a count to 4294967294, past int32" in past.undefined
+    below = model.evaluate(ir.Case((s,), (Wait(ir.View(0), ir.Int(-2**31), ),) * 2))
+    assert "past int32" in below.undefined
     blocked = model.evaluate(ir.Case((s,), (Signal(ir.View(0), ir.Int(1)),
                                             Wait(ir.View(0), ir.Int(2)),
                                             Read(ir.View(0)))))

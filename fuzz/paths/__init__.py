@@ -79,7 +79,10 @@ def aval_of(x) -> Aval:
 
 def not_applicable(case: ir.Case, path: str) -> str | None:
     """Why ``path`` cannot express ``case`` (None if it can): the path
-    says, or a statement does."""
+    says (a path whose module sets ``GRID`` runs a case's grid; the others
+    cannot), or a statement does."""
+    if case.grid is not None and not getattr(MODULES[path], "GRID", False):
+        return "a grid is pallas_call's: this path runs the kernel once"
     if why := MODULES[path].not_applicable(case):
         return why
     return next((why for s in case.statements if (why := s.not_applicable(path))), None)
@@ -103,7 +106,10 @@ def physical_dtype(ref: ir.Ref) -> str:
 
 
 def dyn(case: ir.Case) -> np.ndarray:
-    return np.asarray(case.dynamic_values or (0,), dtype=np.int32)
+    """The dynamic operands in body order (one 0 if none), then the block
+    table of a grid whose index maps read it (`ir.Grid`)."""
+    table = case.grid.blocks() if case.grid is not None and case.grid.prefetch else ()
+    return np.asarray((*(case.dynamic_values or (0,)), *table), dtype=np.int32)
 
 
 def out_len(case: ir.Case) -> int:
@@ -120,9 +126,15 @@ def ref_results(case: ir.Case, refs) -> list[tuple[str, Aval]]:
     return [(f"r{i}", (tuple(case.refs[i].shape), physical_dtype(case.refs[i]))) for i in refs]
 
 
-def padded_reads(meaning) -> list[int]:
-    """The ``out`` vector a correct run ends with: the reads, then zeros."""
-    return [*meaning.reads, *[0] * (max(len(meaning.reads), 1) - len(meaning.reads))]
+def padded_reads(case: ir.Case, meaning) -> list:
+    """The ``out`` vector a correct run ends with: the reads, then zeros;
+    over a grid, one such vector per grid point."""
+    def padded(reads):
+        return [*reads, *[0] * (max(len(reads), 1) - len(reads))]
+    if case.grid is None:
+        return padded(list(meaning.reads))
+    n = case.num_reads
+    return [padded(list(meaning.reads[k * n:(k + 1) * n])) for k in range(case.grid.size)]
 
 
 def initial_source(case: ir.Case, i: int) -> str:
@@ -193,7 +205,8 @@ def evaluate(case: ir.Case, path: str, fn, args) -> Outcome:
     result = jax.block_until_ready(fn(*args))
     o.produced = tuple(aval_of(a) for a in result)
     o.values = tuple(np.asarray(a) for a in result)
-    o.reads = tuple(int(v) for v in o.values[names.index("out")][:case.num_reads])
+    # one out vector, or one per grid point
+    o.reads = tuple(int(v) for v in o.values[names.index("out")][..., :case.num_reads].reshape(-1))
     o.state = {int(n[1:]): v.tolist() for n, v in zip(names, o.values) if n.startswith("r")}
     return o
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 from fuzz import blame, emit, ir, paths
 
 NAME, COST, EVALUATES = "abstract", 1, False
+GRID = True   # it traces the kernel, which a grid leaves as it is
 
 _HARNESS = '''\
 def trace():

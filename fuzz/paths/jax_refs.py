@@ -63,4 +63,4 @@ def results(case: ir.Case) -> list[tuple[str, paths.Aval]]:
 
 
 def model_results(case: ir.Case, meaning) -> list | None:
-    return [paths.padded_reads(meaning), *[meaning.state[i] for i in paths.unscoped(case)]]
+    return [paths.padded_reads(case, meaning), *[meaning.state[i] for i in paths.unscoped(case)]]

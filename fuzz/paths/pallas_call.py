@@ -5,12 +5,19 @@ data refs are inputs copied into outputs as the kernel starts (an output
 block is not loaded from memory, even when aliased to an input, so reading
 one unwritten has no defined value), so their final contents come back; an
 output may alias its input (``input_output_aliases``), and each lives in its
-ref's memory space. A scoped data ref's exit is an output of its own."""
+ref's memory space. A scoped data ref's exit is an output of its own.
+
+A case's grid (`ir.Grid`) becomes the call's: every data operand and exit
+holds one block per grid point, its ``BlockSpec`` squeezing the block axis
+(``None``) and its index map choosing the block; ``out`` holds one vector
+of reads per grid point. With ``prefetch`` the call takes a
+``PrefetchScalarGridSpec`` whose scalar-prefetch operand is ``dyn``."""
 from __future__ import annotations
 
 from fuzz import emit, ir, model, paths
 
 NAME, COST, EVALUATES = "pallas_call", 3, True
+GRID = True
 INTERPRET = "True"
 
 _HARNESS = '''\
@@ -22,8 +29,8 @@ def function():
     """The program as a function, and its arguments."""
     call = pl.pallas_call(
         pallas_kernel,
-        out_shape=(jax.ShapeDtypeStruct(OUT, jnp.int32), {out_shapes}),
-        scratch_shapes=[{scratch}],{specs} interpret={interpret})
+        out_shape=(jax.ShapeDtypeStruct({out}, jnp.int32), {out_shapes}),
+        {launch} interpret={interpret})
     return call, (DYN, {inputs})
 '''
 
@@ -40,19 +47,59 @@ def operands(case: ir.Case) -> tuple[list[int], list[int], list[int]]:
     return data, emit.exits(case), [i for i in paths.unscoped(case) if i not in data]
 
 
-def _spec(ref: ir.Ref | None) -> str:
-    space = ref is not None and ref.memory_space
-    return f"pl.BlockSpec(memory_space={emit.memory_space_source(ref)})" if space else "pl.BlockSpec()"
+def _spec(ref: ir.Ref | None, grid: ir.Grid | None = None, block: str = "") -> str:
+    """The ``BlockSpec`` of an operand: the whole of it (``dyn``, or any
+    without a grid), else one block of ``ref``'s shape, the block axis
+    squeezed, the one the index map computes (source ``block``)."""
+    args = []
+    if grid is not None and ref is not None:
+        ids = ", ".join(f"i{a}" for a in range(len(grid.shape)))
+        index = ", ".join([block, *["0"] * len(ref.shape)]) + ("," if not ref.shape else "")
+        args = [repr((None, *ref.shape)), f"lambda {ids}, *prefetch: ({index})"]
+    if ref is not None and ref.memory_space:
+        args.append(f"memory_space={emit.memory_space_source(ref)}")
+    return f"pl.BlockSpec({', '.join(args)})"
 
 
-def _specs(case: ir.Case, data: list[int], exits: list[int]) -> str:
-    """The ``in_specs`` / ``out_specs`` (each data ref in its memory space)
-    and ``input_output_aliases`` arguments, where any differs from the default."""
-    refs = case.refs
-    text = ""
-    if any(refs[i].memory_space for i in data + exits):
-        text += (f"\n        in_specs=[{', '.join(_spec(r) for r in [None, *[refs[i] for i in data]])}],"
-                 f"\n        out_specs=({', '.join(_spec(r) for r in [None, *[refs[i] for i in data + exits]])},),")
+def _row_major(grid: ir.Grid, axes) -> str:
+    """Source of the row-major number of the program ids ``i<a>`` of ``axes``."""
+    text = f"i{axes[0]}"
+    for a in axes[1:]:
+        text = f"({text}) * {grid.shape[a]} + i{a}"
+    return text
+
+
+def _block(case: ir.Case) -> str:
+    """Source of the block a grid point works on (`ir.Grid.blocks`)."""
+    grid = case.grid
+    if grid.prefetch:
+        table = len(paths.dyn(case)) - grid.size   # where dyn's block table starts
+        return f"prefetch[0][{table} + {_row_major(grid, range(len(grid.shape)))}]"
+    number = _row_major(grid, grid.order)
+    return f"{grid.size - 1} - ({number})" if grid.reverse else number
+
+
+def _launch(case: ir.Case, data: list[int], exits: list[int], scratch: list[int]) -> str:
+    """The call's grid, ``in_specs`` / ``out_specs`` (each operand in its
+    memory space; with a grid, its blocks) and ``input_output_aliases``,
+    where any differs from the default; with a prefetching grid, all but the
+    aliases in a ``PrefetchScalarGridSpec``, which takes ``dyn`` itself."""
+    refs, grid = case.refs, case.grid
+    text = f"scratch_shapes=[{', '.join(emit.allocation_source(refs[i]) for i in scratch)}],"
+    if grid is not None or any(refs[i].memory_space for i in data + exits):
+        block = _block(case) if grid else ""
+        out = ir.Ref("int32", (paths.out_len(case),))
+        ins = [_spec(refs[i], grid, block) for i in data]
+        if grid is None or not grid.prefetch:
+            ins.insert(0, _spec(None))   # dyn's
+        outs = [_spec(out, grid, _row_major(grid, range(len(grid.shape)))) if grid
+                else _spec(None), *[_spec(refs[i], grid, block) for i in data + exits]]
+        text = (f"{text}\n        in_specs=[{', '.join(ins)}],"
+                f"\n        out_specs=({', '.join(outs)},),")
+        if grid is not None:
+            text = f"grid={grid.shape!r}, {text}"
+        if grid is not None and grid.prefetch:
+            text = f"grid_spec=pltpu.PrefetchScalarGridSpec(num_scalar_prefetch=1, {text}),"
     if aliases := {1 + k: 1 + k for k, i in enumerate(data) if refs[i].aliased}:
         text += f"\n        input_output_aliases={aliases!r},"
     return text
@@ -60,25 +107,34 @@ def _specs(case: ir.Case, data: list[int], exits: list[int]) -> str:
 
 def harness(case: ir.Case, interpret: str = INTERPRET) -> str:
     data, exits, scratch = operands(case)
+    grid = case.grid
     params = ["dyn", *[f"x{i}" for i in data], "out", *[f"r{i}" for i in data],
               *[f"e{i}" for i in exits], *[f"r{i}" for i in scratch]]
+    stacked = [grid.stacked(case.refs[i]) if grid else case.refs[i] for i in data + exits]
     return _HARNESS.format(
         params=", ".join(params),
         copies="".join(f"    r{i}[...] = x{i}[...]\n" for i in data),
         refs="".join(f"r{i}, " for i in paths.unscoped(case)) + "".join(f"e{i}, " for i in exits),
-        out_shapes="".join(f"jax.ShapeDtypeStruct({tuple(case.refs[i].shape)!r}, "
-                           f"{emit.dtype_source(case.refs[i].kind)}), " for i in data + exits),
-        scratch=", ".join(emit.allocation_source(case.refs[i]) for i in scratch),
-        specs=_specs(case, data, exits),
-        inputs="".join(f"{paths.initial_source(case, i)}, " for i in data),
+        out=f"({grid.size}, *OUT)" if grid else "OUT",
+        out_shapes="".join(f"jax.ShapeDtypeStruct({tuple(r.shape)!r}, "
+                           f"{emit.dtype_source(r.kind)}), " for r in stacked),
+        launch=_launch(case, data, exits, scratch),
+        inputs="".join(f"{emit.pattern_source(r)}, " if grid else
+                       f"{paths.initial_source(case, i)}, " for i, r in zip(data, stacked)),
         interpret=interpret)
 
 
 def results(case: ir.Case) -> list[tuple[str, paths.Aval]]:
     data, exits, _ = operands(case)
-    return [("out", ((paths.out_len(case),), "int32")), *paths.ref_results(case, data + exits)]
+    grid = case.grid
+    out = (paths.out_len(case),)
+    if grid is None:
+        return [("out", (out, "int32")), *paths.ref_results(case, data + exits)]
+    return [("out", ((grid.size, *out), "int32")),
+            *[(name, ((grid.size, *shape), dtype))
+              for name, (shape, dtype) in paths.ref_results(case, data + exits)]]
 
 
 def model_results(case: ir.Case, meaning) -> list | None:
     data, exits, _ = operands(case)
-    return [paths.padded_reads(meaning), *[meaning.state[i] for i in data + exits]]
+    return [paths.padded_reads(case, meaning), *[meaning.state[i] for i in data + exits]]

@@ -31,5 +31,5 @@ def results(case: ir.Case) -> list[tuple[str, paths.Aval]]:
 
 
 def model_results(case: ir.Case, meaning) -> list | None:
-    return [paths.dyn(case).tolist(), paths.padded_reads(meaning),
+    return [paths.dyn(case).tolist(), paths.padded_reads(case, meaning),
             *[meaning.state[i] for i in paths.unscoped(case)]]

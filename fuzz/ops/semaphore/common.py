@@ -15,6 +15,18 @@ class SemaphoreOp(Op):
     family = "semaphore"
     kinds = SIGNAL_WAIT_KINDS   # the ref kinds the primitive takes
 
+    def moved(self, memory, n, p: int, by: int) -> str | None:
+        """Move count ``p`` of the op's ref by ``by`` (statement ``n``).
+        A count past int32 has no meaning (hardware keeps none, and the TPU
+        interpreter's int32 counts wrap): the model says so, as for a wait
+        that blocks, instead of guessing a width."""
+        flat = memory.arrays[self.view.ref].reshape(-1)
+        flat[p] += by
+        memory.writers[self.view.ref].reshape(-1)[p] = n
+        if not -2**31 <= flat[p] < 2**31:
+            return f"statement {n} takes a count to {flat[p]}, past int32"
+        return None
+
     def amount(self) -> ir.Int | None:
         """The count operand (inc / value), if the op has one."""
         return None

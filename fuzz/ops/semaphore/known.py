@@ -127,7 +127,7 @@ KNOWN_FINDINGS: tuple[KnownFinding, ...] = (
             ("abstract-concrete", r"final r\d+ is int16\[\]; abstract evaluation promised int16\[\d"),
             ("model-vs-path", r"^final r\d+ has shape \(\), expected \(\d"),
             # Every element of the collapsed ref reads as the one it kept.
-            ("model-vs-path", r"^read \d+ is -?\d+, expected -?\d+$"),
+            ("model-vs-path", r"^read \d+(?: at grid point \d+)? is -?\d+, expected -?\d+$"),
             ("partial-discharge", r"raised ValueError: Cannot lower jaxpr with verifier errors|"
                                   r"while_loop body function carry input and carry output must "
                                   r"have equal types"),
@@ -250,7 +250,7 @@ KNOWN_FINDINGS: tuple[KnownFinding, ...] = (
         symptoms=(("model-vs-path", r"\(16-bit wraparound of the expected count\)$"),),
         consequences=(
             ("path-vs-path", r"^tpu_interpret leaves -?\d+ at kernel exit; run_state ends"),
-            ("path-vs-path", r"^read \d+ is -?\d+ on \w+, -?\d+ on \w+$"),),
+            ("path-vs-path", r"^read \d+(?: at grid point \d+)? is -?\d+ on \w+, -?\d+ on \w+$"),),
         trigger=_counts_past_16_bits,
         example=_case(ir.Ref("int16", ()), Signal(ir.View(0), ir.Int(32768)))),
     KnownFinding(
@@ -267,11 +267,11 @@ KNOWN_FINDINGS: tuple[KnownFinding, ...] = (
         "a signal or wait through a view gathered with repeated indices "
         "(s.at[idx].at[0], idx = [0, 0]) is lost: the write-back scatter lets "
         "the untouched duplicate win",
-        symptoms=(("model-vs-path", r"(^read \d+|^final r\d+.*) is -?\d+, expected -?\d+$"),
+        symptoms=(("model-vs-path", r"(^read \d+(?: at grid point \d+)?|^final r\d+.*) is -?\d+, expected -?\d+$"),
                   ("chain-equivalence", r"^results differ when every view is one static index")),
         # The model names the last statement to change the count, a later one
         # on the same ref, where the update lost here shows.
-        consequences=(("model-vs-path", r"^read \d+ is -?\d+, expected -?\d+$"),),
+        consequences=(("model-vs-path", r"^read \d+(?: at grid point \d+)? is -?\d+, expected -?\d+$"),),
         trigger=_both(_SIGNAL_OR_WAIT, _duplicate_index),
         example=_case(ir.Ref("int16", (2,)), Signal(ir.View(0, (
             ir.At((ir.IntArray((0, 0), dynamic=True),)), ir.At((ir.Int(0),)))), ir.Int(1)))),

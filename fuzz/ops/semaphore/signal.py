@@ -47,9 +47,7 @@ class Signal(SemaphoreOp):
             raise ModelError(f"statement {n}: a signal to another device or core")
         inc = (int(memory.values[self.inc.stmt]) if isinstance(self.inc, ir.Result)
                else self.inc.value)
-        if inc:
-            memory.arrays[self.view.ref].reshape(-1)[p] += inc
-            memory.writers[self.view.ref].reshape(-1)[p] = n
+        return self.moved(memory, n, p, inc) if inc else None
 
     def effect(self) -> int:
         """The static amount (0 when it is a value known only as it runs)."""
