@@ -35,6 +35,7 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import functools
+import itertools
 import re
 
 import jax
@@ -138,16 +139,6 @@ def _ends_at_zero(case: ir.Case) -> bool:
         for i, s in enumerate(meaning.state) if i not in data)
 
 
-# Primitives vmap refuses with refs inside, as JAX says: a cond whose
-# branches have ref effects ("State effect not supported in vmap-of-cond",
-# _cond_batching_rule), a custom_vmap closing over batched values (an
-# assertion in custom_batching). Inside a kernel, pallas_call's own batching
-# rule takes them.
-_UNBATCHABLE_WITH_REFS = {"cond": "vmap of a cond with ref effects is not implemented",
-                          "custom_vmap_call": "a custom_vmap function may not close over "
-                                              "batched values"}
-
-
 def vmap_applies(case: ir.Case, path: str = "pallas_call") -> str | None:
     """Why vmap-stack does not apply on ``path`` (None if it does). Scratch
     semaphores live across the grid steps vmap adds, on hardware as in the
@@ -156,11 +147,12 @@ def vmap_applies(case: ir.Case, path: str = "pallas_call") -> str | None:
     other = bumped(case)
     if not (_ends_at_zero(case) and _ends_at_zero(other)):
         return "the kernel leaves a semaphore count non-zero (or blocks)"
-    if path != "pallas_call":
-        for s in case.statements:
-            if s.primitive in _UNBATCHABLE_WITH_REFS:
-                return _UNBATCHABLE_WITH_REFS[s.primitive]
-    return None
+    return _refused(case, "vmap", path)
+
+
+def _refused(case: ir.Case, transform: str, path: str) -> str | None:
+    """Why JAX refuses ``transform`` of the program, as a statement says."""
+    return next((why for s in case.statements if (why := s.refused_under(transform, path))), None)
 
 
 def _batched_operand(path: str, k: int) -> bool:
@@ -172,43 +164,113 @@ def _batched_operand(path: str, k: int) -> bool:
     return path == "eager" or k % 2 == 1
 
 
+# vmap of vmap: the inner level's batching rules are those of one vmap, the
+# outer batches their output (it costs about 5% more than one level).
+LEVELS = 2
+
+
+def _vmap_axes(case: ir.Case, path: str, leaves, results):
+    """How vmap-stack batches ``path``'s program: its levels (`LEVELS`),
+    and per level (innermost first) the ``in_axes`` of each argument leaf
+    (None for unbatched ones, `_batched_operand`) and the ``out_axes`` of
+    each result, each some axis the leaf or result has at that level. They
+    follow from the leaf's and result's position and rank only, so a case
+    batches the same way each time it runs, and as it is minimized."""
+    levels = LEVELS
+    batched = [True, *(_batched_operand(path, k) for k in range(len(leaves) - 1))]
+    ins = [[(k + level) % (np.ndim(x) + level + 1) if b else None
+            for k, (x, b) in enumerate(zip(leaves, batched))] for level in range(levels)]
+    outs = [tuple((j + level) % (len(r.shape) + level + 1) for j, r in enumerate(results))
+            for level in range(levels)]
+    return levels, ins, outs
+
+
 def vmap_vs_stack(case: ir.Case, path: str = "pallas_call") -> list[Mismatch]:
-    """``jax.vmap`` of ``path``'s program over two ``dyn`` vectors (some other
-    operands batched, `_batched_operand`) against the two calls one by one.
-    ``dyn`` is the first leaf of the program's arguments."""
+    """``jax.vmap`` of ``path``'s program, `LEVELS` deep with the axes
+    `_vmap_axes` gives, against the calls one by one. Batch elements
+    differ (`_element_inputs`) so that mixing them up shows; some operands
+    are batched, some not (`_batched_operand`). ``dyn`` is the first leaf of
+    the program's arguments."""
     call, args = paths.load(case, path)["function"]()
     leaves, tree = jax.tree_util.tree_flatten(args)
-    dyns = [leaves[0], jnp.asarray(paths.dyn(bumped(case)))]
-    batch = [True, *(_batched_operand(path, k) for k in range(len(leaves) - 1))]
-
-    def with_dyn(d):
-        return jax.tree_util.tree_unflatten(tree, [d, *leaves[1:]])
-    in_axes = jax.tree_util.tree_unflatten(tree, [0 if b else None for b in batch])
-    stacked = [jnp.stack(dyns), *(jnp.stack([x, x]) if b else x
-                                  for x, b in zip(leaves[1:], batch[1:]))]
+    with_counts = bool(model.counts_refs(case))
     try:
-        one_by_one = [[np.asarray(r) for r in call(*with_dyn(d))] for d in dyns]
+        results = [np.asarray(r) for r in call(*args)]
     except Exception:  # noqa: BLE001 - the path itself reports it
         return []
+    levels, ins, outs = _vmap_axes(case, path, leaves, results)
+    points = list(itertools.product(range(2), repeat=levels))   # (outer, ..., inner)
+    inputs = {at: _element_inputs(case, leaves, [a is not None for a in ins[0]], at, with_counts)
+              for at in points}
     try:
-        batched = jax.jit(jax.vmap(call, in_axes=in_axes))(
-            *jax.tree_util.tree_unflatten(tree, stacked))
-        batched = [[np.asarray(r)[b] for r in batched] for b in range(len(dyns))]
+        one_by_one = {at: [np.asarray(r) for r in call(*jax.tree_util.tree_unflatten(tree, x))]
+                      for at, x in inputs.items()}
+    except Exception:  # noqa: BLE001 - the path itself reports it
+        return []
+
+    def stacked(k, at=(), level=levels - 1):
+        """Leaf ``k`` as the batch elements under ``at`` (outer index first)
+        see it, stacked along its axis at each level up to ``level``."""
+        if level < 0:
+            return inputs[at][k]
+        if ins[level][k] is None:   # unbatched at every level
+            return leaves[k]
+        return np.stack([stacked(k, (*at, b), level - 1) for b in range(2)], axis=ins[level][k])
+
+    batched_call = call
+    for level in range(levels):
+        batched_call = jax.vmap(batched_call, in_axes=jax.tree_util.tree_unflatten(tree, ins[level]),
+                                out_axes=outs[level])
+    how = f"vmap {levels} level(s), in_axes {ins}, out_axes {outs} (innermost first)"
+    try:
+        results = jax.jit(batched_call)(
+            *jax.tree_util.tree_unflatten(tree, [stacked(k) for k in range(len(leaves))]))
     except Exception as e:  # noqa: BLE001
         return [Mismatch("vmap-stack", "?", path,
                          f"vmap raised {paths.first_line(e)}",
-                         side_by_side(case, [("results", [_show(r) for r in one_by_one],
+                         side_by_side(case, [("results", [_show(r) for r in one_by_one.values()],
                                               "raised")],
-                                "one by one", "vmap"),
+                                "one by one", "vmap") + f"\n{how}",
                          shape=f"raised {type(e).__name__}")]
-    if all(_same(b, o) for b, o in zip(batched, one_by_one)):
+    expected = [one_by_one[at] for at in points]
+    batched = [[_element(r, at, [o[j] for o in outs]) for j, r in enumerate(results)]
+               for at in points]
+    if all(_same(b, o) for b, o in zip(batched, expected)):
         return []
     return [Mismatch("vmap-stack", "?", path, "vmap result differs from the "
                      "calls one by one",
-                     side_by_side(case, [("results", [_show(r) for r in one_by_one],
+                     side_by_side(case, [("results", [_show(r) for r in expected],
                                           [_show(r) for r in batched])],
-                            "one by one", "vmap"),
+                            "one by one", "vmap") + f"\n{how}",
                      shape="results differ")]
+
+
+def _element_inputs(case: ir.Case, leaves, batched, at, with_counts: bool) -> list:
+    """The argument leaves of batch element ``at`` (outer index first):
+    ``dyn`` is `bumped`'s where every index is 1, the case's elsewhere, so
+    a mix-up along either level or both shows (with two values, one that
+    alternates along each level would hide a mix-up along both); the outer
+    level also varies the batched data operands (each element + 1, a bool
+    negated), except where the kernel has semaphores, whose counts data may
+    feed and which must end at 0."""
+    dyn = jnp.asarray(paths.dyn(bumped(case))) if all(at) else leaves[0]
+    if with_counts or not at[0]:
+        return [dyn, *leaves[1:]]
+    return [dyn, *(_plus_one(x) if b else x for x, b in zip(leaves[1:], batched[1:]))]
+
+
+def _plus_one(x):
+    x = np.asarray(x)
+    return np.logical_not(x) if x.dtype == bool else x + np.asarray(1, x.dtype)
+
+
+def _element(result, at, axes):
+    """The batch element ``at`` (outer index first) of a vmapped ``result``
+    whose batch axis is ``axes[level]`` at each level (innermost first)."""
+    x = np.asarray(result)
+    for level, b in zip(reversed(range(len(at))), at):
+        x = np.moveaxis(x, axes[level], 0)[b]
+    return x
 
 
 def chain_equivalence(case: ir.Case, outcome: paths.Outcome) -> list[Mismatch]:
@@ -261,7 +323,7 @@ def grad_applies(case: ir.Case) -> str | None:
     """Why grad-matches does not apply (None if it does)."""
     if not _differentiated(case):
         return "no float32 or float64 ref in use"
-    return None
+    return _refused(case, "grad", "eager")
 
 
 def _differentiated(case: ir.Case) -> list[int]:
@@ -290,16 +352,28 @@ def grad_matches(case: ir.Case, outcome: paths.Outcome) -> list[Mismatch]:
     # against forward (a transpose rule's bug shows in "rev" only). Reverse
     # mode through a while loop is not defined (JAX says so).
     modes = ("fwd",) if any(s.primitive == "while" for s in case.statements) else ("fwd", "rev")
+    xs = tuple(args[k] for k in at)
     for mode in modes:
+        what = f"r{', r'.join(map(str, wrt))} ({', '.join(names[k] for k in out_at)} out)"
         try:
-            check_grads(of_floats, tuple(args[k] for k in at), order=1, modes=(mode,),
-                        eps=GRAD_STEP)
+            # The value the transformation computes along the way first: a
+            # wrong one is a wrong value, not a wrong derivative.
+            plain = of_floats(*xs)
+            along = jax.jvp(of_floats, xs, xs)[0] if mode == "fwd" else jax.vjp(of_floats, *xs)[0]
+            if not _same(plain, along):
+                transform = "jax.jvp" if mode == "fwd" else "jax.vjp"
+                return [Mismatch("grad-matches", "?", outcome.path,
+                                 f"{mode}: the value of {what} under {transform} differs from "
+                                 "the plain call's",
+                                 side_by_side(case, [("values", _show(plain), _show(along))],
+                                              "plain", transform),
+                                 shape=f"{mode} value differs")]
+            check_grads(of_floats, xs, order=1, modes=(mode,), eps=GRAD_STEP)
         except Exception as e:  # noqa: BLE001 - a mismatch, or AD that raises: both findings
             shape = (f"{mode} derivatives differ" if isinstance(e, AssertionError)
                      else f"{mode} raised {type(e).__name__}")
             return [Mismatch("grad-matches", "?", outcome.path,
-                             f"{mode} derivatives of r{', r'.join(map(str, wrt))} "
-                             f"({', '.join(names[k] for k in out_at)} out): {paths.first_line(e)}",
+                             f"{mode} derivatives of {what}: {paths.first_line(e)}",
                              f"program:\n{emit.kernel_source(case)}", shape=shape)]
     return []
 

@@ -15,7 +15,7 @@ R = ir.Ref("int32", (3,))
 AT = [ir.View(0, (ir.At((ir.Int(k),)),)) for k in range(3)]
 
 
-def test_vmap_stack_catches_a_swap_batching_rule_mixing_up_batch_elements(plant):
+def _plant_swap_batching_flipping_its_value(plant):
     from jax._src.state import primitives as state_primitives
     swap_p = state_primitives.swap_p
     table, real = batching_rule(swap_p)
@@ -26,6 +26,10 @@ def test_vmap_stack_catches_a_swap_batching_rule_mixing_up_batch_elements(plant)
             val = jnp.flip(val, axis=dims[1])
         return real(axis_data, [ref, val, *idx], dims, **params)
     plant(table, swap_p, flipped)
+
+
+def test_vmap_stack_catches_a_swap_batching_rule_mixing_up_batch_elements(plant):
+    _plant_swap_batching_flipping_its_value(plant)
     f = hunt(oracles.VmapMismatch, ("vmap-stack",), programs(
         max_semaphores=0, data_dtypes=("int32",), max_statements=3, paths=("eager",),
         x64=False, scoped=False, ops=(Loop, Get, Swap), transforms=("at",)), statements=2)
@@ -102,3 +106,35 @@ def test_grad_matches_holds_on_values_far_from_zero():
                    ("eager",))
     report = oracles.check(case, oracles=("grad-matches",))
     assert report.compared.get("grad-matches") and not report.failures, report.failures
+
+
+def test_a_custom_vjp_leaves_grad_out_but_a_batching_bug_beside_it_is_caught(plant):
+    """JAX differentiates a custom_vjp function only with respect to its
+    arguments, and the block closes over its refs: grad-matches does not
+    apply (JAX says so). vmap-stack still checks the same case."""
+    f32 = ir.View(1, (ir.At((ir.Int(0),)),))
+    case = ir.Case((R, ir.Ref("float32", (2,))),
+                   (Wrap("custom_vjp", (Get(f32),)), Swap(AT[1], Fill(ir.Int(4, True)))), ("eager",))
+    clean = oracles.check(case, oracles=("grad-matches", "vmap-stack"))
+    assert "custom_vjp" in clean.not_applied["grad-matches"] and not clean.failures
+    _plant_swap_batching_flipping_its_value(plant)
+    caught = oracles.check(case, oracles=("grad-matches", "vmap-stack")).failures
+    assert [(f.oracle, f.path, f.known) for f in caught] == [("vmap-stack", "eager", None)]
+
+
+def test_vmap_stack_nests_two_levels_with_any_axes():
+    """vmap of vmap, operands and results batched along axes other than 0."""
+    from fuzz import metamorphic
+    case = ir.Case((R, ir.Ref("int32", (2, 2))),
+                   (Swap(AT[0], Fill(ir.Int(4, True))),
+                    AddUpdate(ir.View(1, (ir.At((ir.Int(1, True),)),)), Fill(ir.Int(3, True), (2,))),
+                    Get(AT[2])), ("eager", "pallas_call"))
+    report = oracles.check(case, oracles=("vmap-stack",))
+    assert report.compared.get("vmap-stack") == 2 and not report.failures, report.failures
+    for path in ("eager", "pallas_call"):
+        call, args = metamorphic.paths.load(case, path)["function"]()
+        import jax
+        leaves = jax.tree_util.tree_leaves(args)
+        levels, ins, outs = metamorphic._vmap_axes(case, path, leaves, jax.eval_shape(call, *args))
+        assert levels == 2 and any(a not in (0, None) for level in ins for a in level)
+        assert any(a != 0 for level in outs for a in level)

@@ -121,9 +121,13 @@ KNOWN_FINDINGS: tuple[KnownFinding, ...] = (
         "the TPU interpreter fails on a kernel that stores to a closed-over ref "
         "inside jax.checkpoint or a custom_vmap function: re-tracing the body, "
         "JAX builds an effects error message with a fake debug_info and raises "
-        "AttributeError: 'Fake' object has no attribute 'arg_names' instead; "
-        "interpret=True (HLO interpreter) runs the same kernel",
+        "AttributeError: 'Fake' object has no attribute 'arg_names' instead "
+        "(under a PrefetchScalarGridSpec, whose debug info is real, the effects "
+        "error itself: 'JaxprInputEffect Read<...> does not have a corresponding "
+        "jaxpr input'); interpret=True (HLO interpreter) runs the same kernel",
         symptoms=(("valid-runs", r"AttributeError: 'Fake' object has no attribute 'arg_names'|"
+                                 r"ValueError: `JaxprInputEffect` \w+<.*> does not have a "
+                                 r"corresponding jaxpr input|"
                                  # ...a debug callback of the ref there:
                                  r"TypeError: No xla_shape_handler for type: <class "
                                  r"'jax\._src\.state\.types\.AbstractRef'>"),),
@@ -160,6 +164,32 @@ KNOWN_FINDINGS: tuple[KnownFinding, ...] = (
         trigger=_wrapping_a_float_store("checkpoint"),
         example=ir.Case((ir.Ref("float32", (2,)),), (Wrap("checkpoint", (Swap(
             ir.View(0, (ir.At((ir.Int(0),)),)), Iota("float32", (), 3)),)),), ("eager",)),
+        jax_versions=((0, 12),)),
+    KnownFinding(
+        "custom-vmap-vjp-drops-ref-writes",
+        "under jax.vjp or jax.linearize of a jitted function, a store to a "
+        "closed-over jax.Ref inside a custom_vmap function is lost from the "
+        "primal result itself (r[...] = 0.0 there: f(x) is 0.0, jax.vjp(f, "
+        "x)[0] is x), while the plain call and jax.jvp are right; 0.10 refuses "
+        "the program (effects error). A silent wrong value",
+        symptoms=(("grad-matches", r"^rev: the value of .* under jax\.vjp differs from the "
+                                   r"plain call's$"),),
+        trigger=_wrapping_a_float_store("custom_vmap"),
+        example=ir.Case((ir.Ref("float32", ()),), (Wrap("custom_vmap", (Swap(
+            ir.View(0), Iota("float32", (), 0)),)),), ("eager",)),
+        jax_versions=((0, 12),)),
+    KnownFinding(
+        "custom-vmap-has-no-transpose-rule",
+        "reverse-mode AD of a custom_vmap function that stores to a "
+        "closed-over float jax.Ref what it read from it (r[...] = r[...]) raises "
+        "'Transpose rule (for reverse-mode differentiation) for "
+        "custom_vmap_call not implemented'; forward mode works",
+        symptoms=(("grad-matches", r"^rev derivatives of .*: NotImplementedError: Transpose rule "
+                                   r"\(for reverse-mode differentiation\) for 'custom_vmap_call' "
+                                   r"not implemented"),),
+        trigger=_wrapping_a_float_store("custom_vmap"),
+        example=ir.Case((ir.Ref("float32", ()),), (Wrap("custom_vmap", (
+            Get(ir.View(0)), Swap(ir.View(0), ir.Result(1)))),), ("eager",)),
         jax_versions=((0, 12),)),
     KnownFinding(
         "semaphore-inside-wrapper",

@@ -39,6 +39,17 @@ class Wrap(ControlOp):
     def not_applicable(self, path):
         return _NO_SHARD_MAP.get(path) if self.via == "shard_map" else None
 
+    def refused_under(self, transform, path):
+        # A custom rule covers only the function's explicit arguments, and
+        # these close over their refs. Inside a kernel, pallas_call's own
+        # batching rule takes the custom_vmap.
+        if self.via == "custom_vmap" and transform == "vmap" and path != "pallas_call":
+            return "a custom_vmap function may not close over batched values"
+        if self.via == "custom_vjp" and transform == "grad":
+            return ("a custom_vjp function is differentiated only with respect to its "
+                    "arguments, not values it closes over (JAX says so)")
+        return None
+
     def check(self, case, n):
         if self.via not in PRIMITIVES:
             raise ir.IRError(f"statement {n}: wrap via {self.via!r}, not one of {tuple(PRIMITIVES)}")
