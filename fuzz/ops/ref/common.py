@@ -265,6 +265,20 @@ def views_and_values(refs, body, *, among, dynamic, max_chain, transforms, last_
     return None if views is None else (views, earlier_values(body, refs))
 
 
+def read_back(refs, body, among, usable=lambda view: True) -> st.SearchStrategy | None:
+    """(number, view) of an earlier statement in ``body`` that read a value
+    of its data view's shape and dtype (a get, a masked load, a swap's old
+    value), the view ``usable`` for the op storing it back there
+    (``x[v] = f(x[v])``): the data flow kernels are made of, which drawing a
+    view and then a value that fits it gives too rarely. None if there is none."""
+    found = [(n, s.view) for n, s in enumerate(body)
+             if s.produces_value and isinstance(getattr(s, "view", None), ir.View)
+             and not refs[s.view.ref].is_semaphore and (among is None or s.view.ref in among)
+             and usable(s.view)
+             and s.value_type(refs) == (ir.view_shape(refs, s.view), ir.view_dtype(refs, s.view))]
+    return st.sampled_from(found) if found else None
+
+
 def values(refs, view: ir.View, earlier) -> st.SearchStrategy:
     """Values a store to ``view`` takes: an array constant of the view's shape
     and the ref's dtype, a Python scalar for a ()-shaped view, the value of an
