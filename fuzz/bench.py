@@ -4,11 +4,12 @@ cases.
 
     python -m fuzz.bench [N]
 
-Four samples, because no one case runs everywhere: int16 programs (every
+Five samples, because no one case runs everywhere: int16 programs (every
 path but the TPU interpreter, which takes real semaphores only, and refs
 under jit), programs over REGULAR semaphores (every path but ``run_state``,
-which takes arrays only), flat data-ref programs (every path) and data-ref
-programs with control flow (each has a loop, cond, pl.when or wrapper).
+which takes arrays only), flat data-ref programs (every path), data-ref
+programs with control flow (each has a loop, cond, pl.when or wrapper) and
+flat data-ref programs over a pallas_call grid (its two interpreters only).
 Columns run interleaved, case by case, so drift hits each alike. Prints
 ratios measured in this one run; nothing is asserted.
 """
@@ -25,16 +26,21 @@ from fuzz import model, oracles, paths
 SHAPE = ("seed-invariant", "aval-preserved", "effects", "abstract-concrete", "valid-runs")
 
 
-def sample(n: int, kind: str | None, applicable: str, *, control: bool = False):
+def sample(n: int, kind: str | None, applicable: str, *, control: bool = False,
+           grid: bool = False):
     """``n`` programs over semaphores of ``kind`` (None: data refs only) that
     ``applicable`` can run; with ``control``, only those with a control
-    statement, else only flat ones."""
+    statement, else only flat ones; with ``grid``, only those over a
+    pallas_call grid, else none."""
     from strategies import programs
     cases = []
-    strategy = (programs(max_semaphores=0, max_depth=2 if control else 0) if kind is None
-                else programs(kinds=(kind,), data_dtypes=(), max_depth=0))
+    strategy = (programs(max_semaphores=0, max_depth=2 if control else 0, grid=grid)
+                if kind is None else programs(kinds=(kind,), data_dtypes=(), max_depth=0,
+                                              grid=False))
     if control:
         strategy = strategy.filter(lambda c: any(s.block_fields for s in c.body))
+    if grid:
+        strategy = strategy.filter(lambda c: c.grid is not None)
 
     @settings(max_examples=n, database=None, derandomize=True, deadline=None,
               suppress_health_check=list(HealthCheck))
@@ -59,7 +65,8 @@ def _columns(evaluating):
     for path in evaluating:
         columns[f"{path} + model"] = (lambda c, p=path: oracles.check(
             c, on_paths=(p,), oracles=SHAPE + ("model-vs-path",)))
-    for name in ("jit-eager", "chain-equivalence", "control-unrolled", "vmap-stack"):
+    for name in ("jit-eager", "chain-equivalence", "control-unrolled", "vmap-stack",
+                 "grad-matches"):
         columns[f"{name} (+ its runs)"] = (
             lambda c, n=name: oracles.check(c, on_paths=evaluating, oracles=SHAPE + (n,)))
     columns["full tier (every path, oracle)"] = oracles.check
@@ -94,6 +101,8 @@ def main(argv=None):
     table("data-ref programs", sample(n, None, "jax_refs"), _columns(data_paths))
     table("data-ref programs with control flow", sample(n, None, "jax_refs", control=True),
           _columns(data_paths))
+    table("data-ref programs over a pallas_call grid", sample(n, None, "pallas_call", grid=True),
+          _columns(("pallas_call", "tpu_interpret")))
 
 
 if __name__ == "__main__":

@@ -204,8 +204,9 @@ class Statement:
         return None
 
     def refused_under(self, transform: str, path: str) -> str | None:
-        """Why JAX, as it documents, refuses ``transform`` ("vmap", "grad")
-        of ``path``'s program with this statement in it (None: it does not)."""
+        """Why JAX, as it documents, refuses ``transform`` ("vmap", "grad",
+        "partial-discharge") of ``path``'s program with this statement in it
+        (None: it does not)."""
         return None
 
     def value_type(self, case_or_refs) -> tuple[tuple[int, ...], str]:

@@ -310,6 +310,9 @@ def _against_rewrite(oracle: str, case: ir.Case, outcome: paths.Outcome,
                      f"\n{name} program:\n{emit.kernel_source(other)}", shape=shape)]
 
 
+# The paths whose programs grad-matches differentiates: the jax.new_ref
+# program and pl.run_state's.
+GRAD_PATHS = ("eager", "run_state")
 # The float dtypes whose refs grad-matches differentiates (bf16 and f16 round
 # too coarsely for finite differences).
 GRAD_DTYPES = ("float32", "float64")
@@ -319,11 +322,11 @@ GRAD_DTYPES = ("float32", "float64")
 GRAD_STEP = 1.0
 
 
-def grad_applies(case: ir.Case) -> str | None:
-    """Why grad-matches does not apply (None if it does)."""
+def grad_applies(case: ir.Case, path: str = "eager") -> str | None:
+    """Why grad-matches does not apply on ``path`` (None if it does)."""
     if not _differentiated(case):
         return "no float32 or float64 ref in use"
-    return _refused(case, "grad", "eager")
+    return _refused(case, "grad", path)
 
 
 def _differentiated(case: ir.Case) -> list[int]:
@@ -333,41 +336,54 @@ def _differentiated(case: ir.Case) -> list[int]:
 
 
 def grad_matches(case: ir.Case, outcome: paths.Outcome) -> list[Mismatch]:
-    """``outcome`` is an error-free run of ``case`` on ``eager``."""
+    """``outcome`` is an error-free run of ``case`` on one of `GRAD_PATHS`,
+    whose program's argument leaves end with the unscoped refs' contents."""
     from jax.test_util import check_grads
     call, args = paths.load(case, outcome.path)["function"]()
     call = jax.jit(call)
+    leaves, tree = jax.tree_util.tree_flatten(args)
     refs, wrt = paths.unscoped(case), _differentiated(case)
-    at = [1 + refs.index(i) for i in wrt]        # after dyn
+    at = [len(leaves) - len(refs) + refs.index(i) for i in wrt]
     names = [n for n, _ in paths.MODULES[outcome.path].results(case)]
     out_at = [names.index(f"r{i}") for i in wrt]
 
     def of_floats(*xs):
-        full = list(args)
+        full = list(leaves)
         for k, x in zip(at, xs):
             full[k] = x
-        results = call(*full)
+        results = call(*jax.tree_util.tree_unflatten(tree, full))
         return tuple(results[k] for k in out_at)
     # Forward mode against finite differences first, then reverse mode
     # against forward (a transpose rule's bug shows in "rev" only). Reverse
     # mode through a while loop is not defined (JAX says so).
     modes = ("fwd",) if any(s.primitive == "while" for s in case.statements) else ("fwd", "rev")
-    xs = tuple(args[k] for k in at)
+    xs = tuple(leaves[k] for k in at)
     for mode in modes:
         what = f"r{', r'.join(map(str, wrt))} ({', '.join(names[k] for k in out_at)} out)"
         try:
-            # The value the transformation computes along the way first: a
-            # wrong one is a wrong value, not a wrong derivative.
-            plain = of_floats(*xs)
-            along = jax.jvp(of_floats, xs, xs)[0] if mode == "fwd" else jax.vjp(of_floats, *xs)[0]
-            if not _same(plain, along):
-                transform = "jax.jvp" if mode == "fwd" else "jax.vjp"
-                return [Mismatch("grad-matches", "?", outcome.path,
-                                 f"{mode}: the value of {what} under {transform} differs from "
-                                 "the plain call's",
-                                 side_by_side(case, [("values", _show(plain), _show(along))],
-                                              "plain", transform),
-                                 shape=f"{mode} value differs")]
+            # The value each transformation computes along the way first: a
+            # wrong one is a wrong value, not a wrong derivative. Reverse
+            # mode transposes jax.linearize's linear function: its tangents
+            # must be jax.jvp's.
+            plain, (_, tangents) = of_floats(*xs), jax.jvp(of_floats, xs, xs)
+            along = {"jax.jvp": jax.jvp(of_floats, xs, xs)} if mode == "fwd" else {
+                "jax.linearize": (lambda p, lin: (p, lin(*xs)))(*jax.linearize(of_floats, *xs)),
+                "jax.vjp": (jax.vjp(of_floats, *xs)[0], tangents)}
+            for transform, (value, tangent) in along.items():
+                if not _same(plain, value):
+                    return [Mismatch("grad-matches", "?", outcome.path,
+                                     f"{mode}: the value of {what} under {transform} differs "
+                                     "from the plain call's",
+                                     side_by_side(case, [("values", _show(plain), _show(value))],
+                                                  "plain", transform),
+                                     shape=f"{mode} value differs")]
+                if not all(np.allclose(a, b, rtol=2e-3, atol=2e-3) for a, b in zip(tangent, tangents)):
+                    return [Mismatch("grad-matches", "?", outcome.path,
+                                     f"{mode}: the tangents of {what} under {transform} differ "
+                                     "from jax.jvp's",
+                                     side_by_side(case, [("tangents", _show(tangents),
+                                                          _show(tangent))], "jax.jvp", transform),
+                                     shape=f"{mode} tangents differ")]
             check_grads(of_floats, xs, order=1, modes=(mode,), eps=GRAD_STEP)
         except Exception as e:  # noqa: BLE001 - a mismatch, or AD that raises: both findings
             shape = (f"{mode} derivatives differ" if isinstance(e, AssertionError)
@@ -388,7 +404,7 @@ def partial_applies(case: ir.Case) -> str | None:
         return "the kernel allocates with pl.run_scoped"
     if _kept(case) is None:
         return "no unscoped ref that only data statements use"
-    return None
+    return _refused(case, "partial-discharge", "abstract")
 
 
 def _kept(case: ir.Case) -> int | None:

@@ -400,8 +400,8 @@ def _metamorphic(report: CaseReport, fine, oracles):
         if "control-unrolled" in oracles and any(s.block_fields for s in case.body):
             report.failures += _from(case, metamorphic.control_unrolled(case, o))
             report.count("control-unrolled")
-    for o in (o for o in fine if o.path == "eager" and "grad-matches" in oracles):
-        if reason := metamorphic.grad_applies(case):
+    for o in (o for o in fine if o.path in metamorphic.GRAD_PATHS and "grad-matches" in oracles):
+        if reason := metamorphic.grad_applies(case, o.path):
             report.not_applied["grad-matches"] = reason
         else:
             report.failures += _from(case, metamorphic.grad_matches(case, o))

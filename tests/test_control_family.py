@@ -10,7 +10,7 @@ from hypothesis import given
 from fuzz import compat, emit, ir, minimize, model, oracles, serialize
 from fuzz.ops.control import Cond, Loop, When
 from fuzz.ops.ref import AddUpdate, Get, Swap
-from fuzz.ops.ref.common import Iota, Scalar
+from fuzz.ops.ref.common import Fill, Iota, Scalar
 from fuzz.ops.semaphore import Read
 from hunting import hunt
 from test_strategies import _find
@@ -124,6 +124,28 @@ def test_shard_map_takes_the_refs_as_arguments_outside_kernels_only():
     assert set(report.skipped) == {"eager", "nested", "pallas_call", "mesh_kernel", "tpu_interpret"}
     assert {f.known for f in report.failures} == {
         "shard-map-partial-discharge-discharges-kept-ref"}, report.failures
+
+
+def test_a_nested_run_scoped_runs_inside_kernels_and_agrees_with_the_model():
+    """pl.run_scoped with nothing to allocate, in a loop: its rule discharges
+    the refs it closes over, on every path that runs a kernel."""
+    from fuzz.ops.control import Wrap
+    from fuzz.ops.semaphore import Read, Signal, Wait
+    data = _case(Loop(ir.Int(2, True), (Wrap("run_scoped", (
+        Get(AT[1]), Swap(AT[0], ir.Result(2)), Swap(AT[1], Fill(ir.Int(4, True))))),)))
+    assert "pl.run_scoped(wrap1)" in emit.kernel_source(data)
+    report = oracles.check(data)
+    assert {o.path for o in report.outcomes if o.error is None} == {
+        "abstract", "nested", "pallas_call", "mesh_kernel", "tpu_interpret"}, report.outcomes
+    assert set(report.skipped) == {"run_state", "jax_refs", "eager"}, report.skipped
+    assert not report.failures, report.failures
+    assert report.compared["model-vs-path"] == 4 and report.compared.get("control-unrolled")
+    sem = ir.View(1, (ir.At((ir.Int(0),)),))
+    counts = _case(Loop(ir.Int(2, True), (Wrap("run_scoped", (
+        Signal(sem, ir.Int(3)), Wait(sem, ir.Int(2)))),)), Read(sem),
+        refs=(R, ir.Ref("regular", (1,))), on=("abstract", "pallas_call"))
+    report = oracles.check(counts)
+    assert not report.failures and report.compared["model-vs-path"] == 1, report.failures
 
 
 def test_programs_draw_every_control_statement_nested():

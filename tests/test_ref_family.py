@@ -157,7 +157,7 @@ def test_model_catches_an_addupdate_rule_that_subtracts(plant):
         return [2 * old - new_invals[0], *new_invals[1:]], outs
     plant(compat.discharge_rules(), addupdate_p, compat.wrap_rule(real, around))
     f = _hunt(oracles.ModelMismatch, ("model-vs-path",),
-              _data("run_state", dtypes=("int32",)), "addupdate")
+              _data("run_state", dtypes=("int32",), ops=(Get, AddUpdate)), "addupdate")
     assert any(isinstance(s, AddUpdate) for s in f.case.body)
 
 
@@ -318,7 +318,9 @@ def test_model_reinterprets_a_same_width_bitcast_like_numpy_view():
     state = model.evaluate(case).state
     assert state[1][0] == start[1].view(np.float32).tolist()
     assert state[1][1][2] == 1.0   # 0x3f800000
-    assert not oracles.check(case, on_paths=("abstract", "run_state", "pallas_call")).failures
+    failures = oracles.check(case, on_paths=("abstract", "run_state", "pallas_call")).failures
+    # (run_state's jvp cannot store through the bitcast: a known finding)
+    assert [f.known for f in failures] in ([], ["run-state-jvp-of-store-through-bitcast"]), failures
     # Shapes stay; 64-bit and bool refs have no same-width bitcast to draw.
     assert ir.view_dtype(case, bc(0, "uint32")) == "uint32"
     from strategies.transforms import same_width_dtypes
@@ -418,9 +420,11 @@ def test_inspect_runs_the_debug_rules_and_leaves_the_ref_as_it_is():
     assert "jax.debug.callback(lambda x: None, r0)" in emit.kernel_source(case)
     report = oracles.check(case)
     # The debug rules run (their write-back of the ref is a known finding)
-    # and every evaluating path ends with what the swap stored.
+    # and every evaluating path ends with what the swap stored (run_state's
+    # reverse-mode AD fails on every program).
     assert {f.known for f in report.failures} <= {
-        "debug-discharge-writes-back-its-refs", "eager-debug-callback-of-ref"}, report.failures
+        "debug-discharge-writes-back-its-refs", "eager-debug-callback-of-ref",
+        "run-state-reverse-mode-fails"}, report.failures
     assert {f.primitive for f in report.failures if f.oracle == "effects"} == {
         "debug_callback", "debug_print"}
     assert report.compared["model-vs-path"] >= 4

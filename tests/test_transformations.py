@@ -138,3 +138,36 @@ def test_vmap_stack_nests_two_levels_with_any_axes():
         levels, ins, outs = metamorphic._vmap_axes(case, path, leaves, jax.eval_shape(call, *args))
         assert levels == 2 and any(a not in (0, None) for level in ins for a in level)
         assert any(a != 0 for level in outs for a in level)
+
+
+def test_grad_matches_differentiates_run_state_programs_too(plant):
+    """pl.run_state programs are checked forward; reverse mode fails on every
+    one of them (a known finding), so a forward-mode bug is still caught."""
+    f32 = ir.Ref("float32", (2,))
+    at = [ir.View(0, (ir.At((ir.Int(k),)),)) for k in range(2)]
+    case = ir.Case((f32,), (Get(at[0]), Swap(at[1], ir.Result(0))), ("run_state",))
+    clean = oracles.check(case, oracles=("grad-matches",))
+    assert clean.compared.get("grad-matches") == 1
+    assert [f.known for f in clean.failures] == ["run-state-reverse-mode-fails"]
+    _plant_get_jvp_doubling_its_tangent(plant)
+    caught = oracles.check(case, oracles=("grad-matches",)).failures
+    assert [(f.path, f.known) for f in caught] == [("run_state", None)]
+    assert caught[0].message.startswith("fwd derivatives of r0")
+
+
+def test_grad_matches_catches_a_get_transpose_doubling_its_cotangent(plant):
+    """A transpose rule's bug shows in reverse mode only: forward mode and
+    jax.linearize (which transposes nothing) are right."""
+    from jax._src import ad_util
+    from fuzz import compat
+    table, get_p = compat.transformation_rules()["get:transpose"]
+    real = table[get_p]
+
+    def doubled(g, *args, **params):
+        return real(g if type(g) is ad_util.Zero else 2 * g, *args, **params)
+    plant(table, get_p, doubled)
+    f = hunt(oracles.GradMismatch, ("grad-matches",), programs(
+        max_semaphores=0, data_dtypes=("float32",), max_statements=3, paths=("eager",),
+        x64=False, scoped=False, ops=(Get, Swap, AddUpdate), transforms=("at",)),
+        statements=2)
+    assert f.message.startswith("rev derivatives of r"), f.message

@@ -29,16 +29,6 @@ def _while_reading_a_ref_in_cond_and_body(case: ir.Case, k: int) -> bool:
             and any(i.dynamic for i in ir.walk(stmt.body, (ir.Int, ir.IntArray))))
 
 
-def _wrapping_a_store(*vias):
-    """A `Wrap` (via one of ``vias``) with a data-ref store or a debug
-    callback of a ref inside."""
-    def trigger(case: ir.Case, k: int) -> bool:
-        stmt = case.statements[k]
-        return isinstance(stmt, Wrap) and stmt.via in vias and any(
-            s.primitive in _STORES or isinstance(s, Inspect) for s in ir.flat(stmt.body))
-    return trigger
-
-
 def _wrapping_a_float_store(via):
     """A `Wrap` (via ``via``) with a store to a float ref inside."""
     def trigger(case: ir.Case, k: int) -> bool:
@@ -68,10 +58,10 @@ def _wrapping_a_semaphore(*vias):
 
 
 def _scoped_ref_in_custom_rule(case: ir.Case, k: int) -> bool:
-    """A custom_vjp or custom_vmap `Wrap` with a statement on a ref allocated
-    with pl.run_scoped inside."""
+    """A custom_vjp, custom_vmap or shard_map `Wrap` with a statement on a
+    ref allocated with pl.run_scoped inside."""
     stmt = case.statements[k]
-    return isinstance(stmt, Wrap) and stmt.via in ("custom_vjp", "custom_vmap") and any(
+    return isinstance(stmt, Wrap) and stmt.via in ("custom_vjp", "custom_vmap", "shard_map") and any(
         case.refs[v.ref].scoped for s in ir.flat(stmt.body) for v in ir.views(s))
 
 
@@ -93,6 +83,15 @@ def _dynamic_count_on_scratch_in_wrapper(case: ir.Case, k: int) -> bool:
 
 def _wrapped_signal_example(via: str) -> ir.Case:
     return ir.Case((ir.Ref("regular", ()),), (Wrap(via, (Signal(ir.View(0), ir.Int(1)),)),))
+
+
+def _sharded_value_stored(case: ir.Case, k: int) -> bool:
+    """A shard_map, and a dynamic operand anywhere or a semaphore read of a
+    ref the map took (its value comes out sharded)."""
+    maps = [w for w in case.statements if isinstance(w, Wrap) and w.via == "shard_map"]
+    taken = {v.ref for w in maps for v in ir.walk(w.body, ir.View)}
+    return bool(maps) and (any(i.dynamic for i in ir.walk_ints(case)) or any(
+        isinstance(s, Read) and s.view.ref in taken for s in case.statements))
 
 
 def _wrapped_store_example(via: str) -> ir.Case:
@@ -118,8 +117,9 @@ KNOWN_FINDINGS: tuple[KnownFinding, ...] = (
         jax_versions=((0, 12),)),
     KnownFinding(
         "tpu-interpret-store-inside-checkpoint-or-custom-vmap",
-        "the TPU interpreter fails on a kernel that stores to a closed-over ref "
-        "inside jax.checkpoint or a custom_vmap function: re-tracing the body, "
+        "the TPU interpreter fails on a kernel that stores to (or only reads) "
+        "a closed-over ref inside jax.checkpoint or a custom_vmap function: "
+        "re-tracing the body, "
         "JAX builds an effects error message with a fake debug_info and raises "
         "AttributeError: 'Fake' object has no attribute 'arg_names' instead "
         "(under a PrefetchScalarGridSpec, whose debug info is real, the effects "
@@ -131,7 +131,7 @@ KNOWN_FINDINGS: tuple[KnownFinding, ...] = (
                                  # ...a debug callback of the ref there:
                                  r"TypeError: No xla_shape_handler for type: <class "
                                  r"'jax\._src\.state\.types\.AbstractRef'>"),),
-        trigger=_wrapping_a_store("checkpoint", "custom_vmap"),
+        trigger=_wrapping_a_ref("checkpoint", "custom_vmap"),
         example=_wrapped_store_example("checkpoint"),
         paths=("tpu_interpret",),
         jax_versions=((0, 12),)),
@@ -158,9 +158,12 @@ KNOWN_FINDINGS: tuple[KnownFinding, ...] = (
         "passes the ref's cotangent through unchanged (x[0] = 3.0 inside "
         "checkpoint gives d x[0] = 1, not 0; x[...] *= 3 gives 1, not 3), "
         "while forward mode and the same function without checkpoint are "
-        "right. A silent wrong gradient",
+        "right; jax.linearize's tangents are already wrong. A silent wrong gradient",
         symptoms=(("grad-matches", r"^rev derivatives of .*: AssertionError: Not equal to "
-                                   r"tolerance"),),
+                                   r"tolerance"),
+                  # ...jax.linearize's linear function already (what vjp transposes):
+                  ("grad-matches", r"^rev: the tangents of .* under jax\.linearize differ from "
+                                   r"jax\.jvp's$")),
         trigger=_wrapping_a_float_store("checkpoint"),
         example=ir.Case((ir.Ref("float32", (2,)),), (Wrap("checkpoint", (Swap(
             ir.View(0, (ir.At((ir.Int(0),)),)), Iota("float32", (), 3)),)),), ("eager",)),
@@ -172,8 +175,8 @@ KNOWN_FINDINGS: tuple[KnownFinding, ...] = (
         "primal result itself (r[...] = 0.0 there: f(x) is 0.0, jax.vjp(f, "
         "x)[0] is x), while the plain call and jax.jvp are right; 0.10 refuses "
         "the program (effects error). A silent wrong value",
-        symptoms=(("grad-matches", r"^rev: the value of .* under jax\.vjp differs from the "
-                                   r"plain call's$"),),
+        symptoms=(("grad-matches", r"^rev: the value of .* under jax\.(linearize|vjp) differs "
+                                   r"from the plain call's$"),),
         trigger=_wrapping_a_float_store("custom_vmap"),
         example=ir.Case((ir.Ref("float32", ()),), (Wrap("custom_vmap", (Swap(
             ir.View(0), Iota("float32", (), 0)),)),), ("eager",)),
@@ -194,7 +197,8 @@ KNOWN_FINDINGS: tuple[KnownFinding, ...] = (
     KnownFinding(
         "semaphore-inside-wrapper",
         "a kernel that signals or waits on a semaphore inside jax.jit, "
-        "jax.checkpoint, a custom_vjp or a custom_vmap function cannot be "
+        "jax.checkpoint, a custom_vjp or a custom_vmap function (or a "
+        "jax.shard_map) cannot be "
         "discharged: the rule of the wrapper treats the semaphore's value as "
         "an array ('dtype=semaphore is not a valid dtype for JAX type "
         "promotion', 'Cannot interpret 'semaphore' as a data type'); the same "
@@ -206,7 +210,7 @@ KNOWN_FINDINGS: tuple[KnownFinding, ...] = (
                   ("invalid-rejected", r"^(ValueError: dtype=(barrier_)?semaphore is not a valid "
                                        r"dtype for JAX type promotion|TypeError: Cannot interpret "
                                        r"'(barrier_)?semaphore' as a data type)")),
-        trigger=_wrapping_a_semaphore("jit", "checkpoint", "custom_vjp", "custom_vmap"),
+        trigger=_wrapping_a_semaphore("jit", "checkpoint", "custom_vjp", "custom_vmap", "shard_map"),
         example=_wrapped_signal_example("jit"),
         jax_versions=((0, 10), (0, 12))),
     KnownFinding(
@@ -226,8 +230,9 @@ KNOWN_FINDINGS: tuple[KnownFinding, ...] = (
         jax_versions=((0, 10), (0, 12))),
     KnownFinding(
         "scoped-ref-inside-custom-vjp-or-custom-vmap",
-        "a kernel that uses, inside a jax.custom_vjp or custom_vmap function, "
-        "a ref allocated with pl.run_scoped (a semaphore or VMEM scratch) cannot "
+        "a kernel that uses, inside a jax.custom_vjp or custom_vmap function "
+        "(or passes to a jax.shard_map), a ref allocated with pl.run_scoped (a "
+        "semaphore or VMEM scratch) cannot "
         "be discharged: the ref itself reaches an array primitive ('Attempting "
         "to pass a Ref Ref<semaphore_mem>{int16[3]} to a primitive: "
         "dynamic_slice', '... Ref<vmem>{int16[]} to a primitive: add'); an "
@@ -248,9 +253,15 @@ KNOWN_FINDINGS: tuple[KnownFinding, ...] = (
         "HLO verifier rejects the lowered program ('Invalid sharding for "
         "instruction: %arg_tuple.0 = () parameter(0)', RET_CHECK 'Shape "
         "(s16[]) has 1 leaf nodes while this sharding has 2'); the full "
-        "discharge runs, and so does the same program with a two-element ref",
+        "discharge runs, and so does the same program with a two-element ref. "
+        "Run eagerly, a pl.when on dyn nested in another (each dispatched as a "
+        "jit of its own) fails the same way",
         symptoms=(("partial-discharge", r"raised JaxRuntimeError: INTERNAL: during context "
-                                        r"\[hlo verifier\]: Invalid sharding for instruction"),),
+                                        r"\[hlo verifier\]: Invalid sharding for instruction"),
+                  ("valid-runs", r"JaxRuntimeError: INTERNAL: during context \[hlo verifier\]: "
+                                 r"Invalid sharding for instruction"),
+                  ("invalid-rejected", r"^JaxRuntimeError: INTERNAL: during context \[hlo "
+                                       r"verifier\]: Invalid sharding for instruction")),
         trigger=_cond_inspecting_a_zero_size_ref,
         example=ir.Case((ir.Ref("int16", ()), ir.Ref("int16", (0,))), (Cond(ir.Int(0), (
             (), (Inspect(ir.View(1)), Inspect(ir.View(0))), ())),), ("abstract", "run_state")),
@@ -262,10 +273,13 @@ KNOWN_FINDINGS: tuple[KnownFinding, ...] = (
         "the ref inside anyway, so the ref itself reaches an array primitive "
         "('Attempting to pass a Ref Ref{int32[3]} to a primitive: dynamic_slice') "
         "or comes out of the mapped function ('traced for shard_map returned a "
-        "mutable array reference'); the full discharge runs",
+        "mutable array reference'), or the rule of a cond in it reports it "
+        "('Did not ask for inval to be discharged but it was'); the full "
+        "discharge runs",
         symptoms=(("partial-discharge", r"raised ValueError: (Attempting to pass a Ref Ref\{|"
                                         r"function .* traced for shard_map returned a mutable "
-                                        r"array reference)"),),
+                                        r"array reference|Did not ask for inval to be "
+                                        r"discharged but it was)"),),
         trigger=_wrapping_a_ref("shard_map"),
         example=ir.Case((ir.Ref("int32", (3,)),), (Wrap("shard_map", (Get(
             ir.View(0, (ir.At((ir.Int(1),)),))),)),), ("abstract",)),
@@ -276,10 +290,19 @@ KNOWN_FINDINGS: tuple[KnownFinding, ...] = (
         "takes as an argument raises NotImplementedError: 'Closing over inputs "
         "to shard_map where the input is sharded on `Explicit` axes is not "
         "implemented. As a workaround, please pass those inputs as an "
-        "argument' (they are passed as arguments); a get or store of the same "
-        "ref there works",
+        "argument' (they are passed as arguments); of a pl.run_scoped ref, "
+        "'traced for shard_map returned a mutable array reference'; a get or "
+        "store of the same ref there works",
         symptoms=(("valid-runs", r"NotImplementedError: Closing over inputs to shard_map where "
-                                 r"the input is sharded on `Explicit` axes is not implemented"),),
+                                 r"the input is sharded on `Explicit` axes is not implemented|"
+                                 r"ValueError: function .* traced for shard_map returned a "
+                                 r"mutable array reference"),
+                  # ...in an invalid program, before its own mistake is reached,
+                  # and when discharging all refs but one.
+                  ("invalid-rejected", r"^NotImplementedError: Closing over inputs to shard_map "
+                                       r"where the input is sharded on `Explicit` axes"),
+                  ("partial-discharge", r"raised NotImplementedError: Closing over inputs to "
+                                        r"shard_map where the input is sharded on `Explicit` axes")),
         trigger=lambda case, k: isinstance(case.statements[k], Wrap) and case.statements[
             k].via == "shard_map" and any(ir.walk(case.statements[k].body, Inspect)),
         example=ir.Case((ir.Ref("float32", (2,)),), (Wrap("shard_map", (Inspect(ir.View(0)),)),),
@@ -307,16 +330,15 @@ KNOWN_FINDINGS: tuple[KnownFinding, ...] = (
         "from dyn (or from a ref the map updated with one) fails in discharge "
         "with ShardingTypeError: 'dynamic_update_slice operand sharding must be "
         "equal to update sharding, got operand sharding int32[2]({}) and "
-        "update sharding int32[1]({Explicit: ('i',)})'",
+        "update sharding int32[1]({Explicit: ('i',)})'; so does a semaphore read "
+        "of a ref the map took, stored into out",
         symptoms=(("valid-runs", r"ShardingTypeError: dynamic_update_slice operand sharding must "
                                  r"be equal to update sharding"),
                   ("invalid-rejected", r"^ShardingTypeError: dynamic_update_slice operand sharding "
                                        r"must be equal to update sharding")),
-        # Where the sharded value surfaces is any later dynamic statement:
-        # the trigger is the case's.
-        trigger=lambda case, k: any(isinstance(w, Wrap) and w.via == "shard_map"
-                                    for w in case.statements) and any(
-            i.dynamic for i in ir.walk_ints(case)),
+        # Where the sharded value surfaces is any later dynamic statement, or
+        # a read of a ref the map took: the trigger is the case's.
+        trigger=_sharded_value_stored,
         case_level=True,
         example=ir.Case((ir.Ref("int16", ()),), (Wrap("shard_map", (Signal(
             ir.View(0), ir.Int(1, True)),)), Read(ir.View(0))), ("run_state",)),

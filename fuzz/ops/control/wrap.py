@@ -1,8 +1,10 @@
 """A block wrapped in a higher-order function and called once: ``jax.jit``
 (binds ``jit``), ``jax.checkpoint`` (``remat2``), ``jax.custom_vjp``
 (``custom_vjp_call``), ``jax.custom_batching.custom_vmap``
-(``custom_vmap_call``) or ``jax.shard_map`` on a one-device mesh
-(``shard_map``). The refs the block uses are closed over (passed in, for
+(``custom_vmap_call``), ``jax.shard_map`` on a one-device mesh
+(``shard_map``) or ``pl.run_scoped`` with nothing to allocate
+(``run_scoped``: a scope nested anywhere, whose rule discharges the refs it
+closes over). The refs the block uses are closed over (passed in, for
 shard_map, which takes no closed-over ref), so each primitive's discharge
 rule must carry their updates out; the model runs the block."""
 from __future__ import annotations
@@ -16,13 +18,18 @@ from fuzz.ops.control.common import ControlOp, blocks
 
 # via -> the primitive it binds
 PRIMITIVES = {"jit": "jit", "checkpoint": "remat2", "custom_vjp": "custom_vjp_call",
-              "custom_vmap": "custom_vmap_call", "shard_map": "shard_map"}
+              "custom_vmap": "custom_vmap_call", "shard_map": "shard_map",
+              "run_scoped": "run_scoped"}
 # Where shard_map does not run, as JAX says: eagerly ("Eager shard_map doesn't
 # support jax.Ref arguments yet"); inside a Pallas kernel it is no Pallas
 # feature (the kernel paths, and the kernel the nested path closes over).
 _NO_SHARD_MAP = {"eager": "eager shard_map takes no jax.Ref (JAX says: use it under jit)",
                  **dict.fromkeys(("pallas_call", "mesh_kernel", "tpu_interpret", "nested"),
                                  "shard_map is not a Pallas kernel feature")}
+# Where pl.run_scoped does not run: outside a Pallas kernel it has no
+# evaluation rule, and refs as values under jit are no kernel.
+_NO_RUN_SCOPED = dict.fromkeys(("run_state", "jax_refs", "eager"),
+                               "pl.run_scoped exists only inside Pallas kernels")
 
 
 @dataclass(frozen=True)
@@ -37,7 +44,8 @@ class Wrap(ControlOp):
         return PRIMITIVES[self.via]
 
     def not_applicable(self, path):
-        return _NO_SHARD_MAP.get(path) if self.via == "shard_map" else None
+        return {"shard_map": _NO_SHARD_MAP, "run_scoped": _NO_RUN_SCOPED}.get(
+            self.via, {}).get(path)
 
     def refused_under(self, transform, path):
         # A custom rule covers only the function's explicit arguments, and
@@ -45,6 +53,8 @@ class Wrap(ControlOp):
         # batching rule takes the custom_vmap.
         if self.via == "custom_vmap" and transform == "vmap" and path != "pallas_call":
             return "a custom_vmap function may not close over batched values"
+        if self.via == "run_scoped" and transform == "partial-discharge":
+            return "partly discharged, a run_scoped stays, and it has no evaluation rule"
         if self.via == "custom_vjp" and transform == "grad":
             return ("a custom_vjp function is differentiated only with respect to its "
                     "arguments, not values it closes over (JAX says so)")
@@ -53,6 +63,10 @@ class Wrap(ControlOp):
     def check(self, case, n):
         if self.via not in PRIMITIVES:
             raise ir.IRError(f"statement {n}: wrap via {self.via!r}, not one of {tuple(PRIMITIVES)}")
+        if self.via == "shard_map" and _maps_inside(self.body):
+            # JAX: "The context mesh ... should match the mesh passed to shard_map".
+            raise ir.IRError(f"statement {n}: a shard_map inside a shard_map takes the context "
+                             "mesh, not a mesh of its own")
 
     def lines(self, e, n):
         name = f"wrap{n}"
@@ -71,6 +85,7 @@ class Wrap(ControlOp):
             "custom_vmap": [f"{name} = jax.custom_batching.custom_vmap({name})",
                             f"{name}.def_vmap(lambda axis_size, in_batched: ({name}(), None))",
                             f"{name}()"],
+            "run_scoped": [f"pl.run_scoped({name})"],
             "shard_map": [f"jax.shard_map({name}, mesh=jax.make_mesh((1,), ('i',)), "
                           f"in_specs=jax.sharding.PartitionSpec(), "
                           f"out_specs=jax.sharding.PartitionSpec())({args})"],
@@ -97,5 +112,11 @@ class Wrap(ControlOp):
         # A wrapper this release cannot discharge (custom_vmap before 0.12:
         # "No state discharge rule implemented") is not drawn.
         vias = tuple(v for v, p in PRIMITIVES.items() if compat.has_discharge_rule(p))
-        return st.builds(lambda via, b: cls(via, b[0]), st.sampled_from(vias),
-                         blocks(block, body, 1))
+        return st.builds(lambda via, b: (via, b[0]), st.sampled_from(vias),
+                         blocks(block, body, 1)).filter(
+            lambda drawn: not (drawn[0] == "shard_map" and _maps_inside(drawn[1]))).map(
+            lambda drawn: cls(*drawn))
+
+
+def _maps_inside(block) -> bool:
+    return any(isinstance(s, Wrap) and s.via == "shard_map" for s in ir.flat(block))

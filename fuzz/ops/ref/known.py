@@ -187,7 +187,9 @@ _WRONG_SHAPE_DOWNSTREAM = (
     r"slice (slice_sizes|limit_indices) must be less than or equal to operand shape|"
     r"slice start_indices must have length equal|Length of slice indices must match|"
     r"Cannot broadcast to shape with fewer dimensions|lax\.dynamic_update_slice|"
-    r"dynamic_update_slice update|Cannot lower jaxpr with verifier errors)|"
+    r"dynamic_update_slice update|Cannot lower jaxpr with verifier errors|"
+    # ...as a loop's carry, of another shape from one iteration to the next
+    r"while_loop body function carry input and carry output must have equal types)|"
     r"IndexError: (Too many indices: array is \d+-dimensional|list index out of range))")
 
 # Index operands of mixed widths (the order follows the view's axes).
@@ -522,7 +524,10 @@ KNOWN_FINDINGS: tuple[KnownFinding, ...] = (
             (oracle, prefix + r"(ValueError: Did not ask for inval to be discharged but it was|"
                               # ...as the output of a wrapper's function.
                               r"ValueError: function .* traced for \w+ fun returned a mutable "
-                              r"array reference of type Ref)")
+                              r"array reference of type Ref|"
+                              # ...as a loop's carry: a ref in, a value out.
+                              r"TypeError: while_loop body function carry input and carry "
+                              r"output must have equal types)")
             # A kept ref: partial discharge, and pl.run_scoped's own (its
             # body is discharged with its scratch kept).
             for oracle, prefix in (("partial-discharge", "raised "), ("valid-runs", ""),
@@ -595,4 +600,36 @@ KNOWN_FINDINGS: tuple[KnownFinding, ...] = (
         example=ir.Case((ir.Ref("float32", (), memory_space="smem"),), (Cond(ir.Int(0), ((
             MaskedStore(ir.View(0), Iota("float32", (), 2)),), ())),), paths=("abstract",)),
         jax_versions=((0, 12),)),
+    KnownFinding(
+        "run-state-reverse-mode-fails",
+        "reverse-mode AD of any pl.run_state program (jax.vjp, jax.grad, "
+        "jax.linearize; direct linearization or not) raises 'Linearization "
+        "failed to produce known values for all output primals', even for "
+        "def body(refs): refs[0][...] += 1.0; forward mode (jax.jvp) is right",
+        symptoms=(("grad-matches", r"^rev derivatives of .*: ValueError: Linearization failed to "
+                                   r"produce known values for all output primals"),),
+        # The program's, whatever it holds: every run_state program fails.
+        trigger=lambda case, k: True,
+        case_level=True,
+        example=ir.Case((ir.Ref("float32", ()),), (AddUpdate(ir.View(0), Iota("float32", (), 1)),),
+                        paths=("run_state",)),
+        jax_versions=((0, 10), (0, 12)),
+        paths=("run_state",)),
+    KnownFinding(
+        "run-state-jvp-of-store-through-bitcast",
+        "forward-mode AD (jax.jvp) of a pl.run_state program that stores an "
+        "integer value through a bitcast view of a float ref "
+        "(x.bitcast(jnp.int32)[1, 2] = 1065353216) raises 'Invalid dtype for "
+        "`swap`. Ref dtype: int32. Value dtype: float0': the JVP stores the "
+        "value's float0 tangent through the same view of the tangent ref; the "
+        "jax.new_ref program under jit differentiates the same store",
+        symptoms=(("grad-matches", r"^fwd derivatives of .*: ValueError: Invalid dtype for "
+                                   r"`swap`\. Ref dtype: \w+\. Value dtype: \[\('float0'"),),
+        trigger=lambda case, k: case.statements[k].primitive in ("swap", "masked_swap") and any(
+            isinstance(t, ir.Bitcast) for t in case.statements[k].view.transforms)
+            and case.refs[case.statements[k].view.ref].kind.startswith("float"),
+        example=ir.Case((ir.Ref("float32", (2, 3)),), (Swap(ir.View(0, (
+            ir.Bitcast("int32"), ir.At((ir.Int(1), ir.Int(2))))), Scalar(1065353216)),),
+            paths=("run_state",)),
+        jax_versions=((0, 12),), paths=("run_state",)),
 )

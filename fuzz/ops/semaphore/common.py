@@ -15,6 +15,11 @@ class SemaphoreOp(Op):
     family = "semaphore"
     kinds = SIGNAL_WAIT_KINDS   # the ref kinds the primitive takes
 
+    def refused_under(self, transform, path):
+        if transform == "grad":   # e.g. "Differentiation rule for 'semaphore_read' not implemented"
+            return "JAX differentiates no semaphore primitive"
+        return None
+
     def moved(self, memory, n, p: int, by: int) -> str | None:
         """Move count ``p`` of the op's ref by ``by`` (statement ``n``).
         A count past int32 has no meaning (hardware keeps none, and the TPU

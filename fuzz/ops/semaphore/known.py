@@ -135,7 +135,8 @@ KNOWN_FINDINGS: tuple[KnownFinding, ...] = (
             (_INVALID, r"TypeError: broadcast_in_dim broadcast_dimensions must have length"),
             # ...and out of the control flow and wrappers around the wait.
             ("aval-preserved", r"^(run_scoped|scan|while|cond|jit|remat2|custom_vjp_call|"
-                               r"custom_vmap_call) returned a new value int16\[\] for operand"),
+                               r"custom_vmap_call|shard_map|eval_jaxpr) returned a new value int16\[\] for "
+                               r"operand"),
             # Later signals and waits on the collapsed ref see a scalar value.
             ("aval-preserved", r"^semaphore_(signal|wait\[decrement=True\]) returned a new "
                                r"value \w+\[\] for operand 0"),
