@@ -169,20 +169,19 @@ def _batched_operand(path: str, k: int) -> bool:
 LEVELS = 2
 
 
-def _vmap_axes(case: ir.Case, path: str, leaves, results):
-    """How vmap-stack batches ``path``'s program: its levels (`LEVELS`),
-    and per level (innermost first) the ``in_axes`` of each argument leaf
-    (None for unbatched ones, `_batched_operand`) and the ``out_axes`` of
-    each result, each some axis the leaf or result has at that level. They
-    follow from the leaf's and result's position and rank only, so a case
-    batches the same way each time it runs, and as it is minimized."""
-    levels = LEVELS
+def _vmap_axes(path: str, leaves, results):
+    """How vmap-stack batches ``path``'s program, per level (innermost
+    first): the ``in_axes`` of each argument leaf (None for unbatched ones,
+    `_batched_operand`) and the ``out_axes`` of each result (anything with
+    a ``shape``), each some axis the leaf or result has at that level. They
+    follow from position and rank only, so a case batches the same way each
+    time it runs, and as it is minimized."""
     batched = [True, *(_batched_operand(path, k) for k in range(len(leaves) - 1))]
     ins = [[(k + level) % (np.ndim(x) + level + 1) if b else None
-            for k, (x, b) in enumerate(zip(leaves, batched))] for level in range(levels)]
+            for k, (x, b) in enumerate(zip(leaves, batched))] for level in range(LEVELS)]
     outs = [tuple((j + level) % (len(r.shape) + level + 1) for j, r in enumerate(results))
-            for level in range(levels)]
-    return levels, ins, outs
+            for level in range(LEVELS)]
+    return ins, outs
 
 
 def vmap_vs_stack(case: ir.Case, path: str = "pallas_call") -> list[Mismatch]:
@@ -195,20 +194,16 @@ def vmap_vs_stack(case: ir.Case, path: str = "pallas_call") -> list[Mismatch]:
     leaves, tree = jax.tree_util.tree_flatten(args)
     with_counts = bool(model.counts_refs(case))
     try:
-        results = [np.asarray(r) for r in call(*args)]
-    except Exception:  # noqa: BLE001 - the path itself reports it
-        return []
-    levels, ins, outs = _vmap_axes(case, path, leaves, results)
-    points = list(itertools.product(range(2), repeat=levels))   # (outer, ..., inner)
-    inputs = {at: _element_inputs(case, leaves, [a is not None for a in ins[0]], at, with_counts)
-              for at in points}
-    try:
+        ins, outs = _vmap_axes(path, leaves, jax.eval_shape(call, *args))
+        points = list(itertools.product(range(2), repeat=LEVELS))   # (outer, ..., inner)
+        inputs = {at: _element_inputs(case, leaves, [a is not None for a in ins[0]], at,
+                                      with_counts) for at in points}
         one_by_one = {at: [np.asarray(r) for r in call(*jax.tree_util.tree_unflatten(tree, x))]
                       for at, x in inputs.items()}
     except Exception:  # noqa: BLE001 - the path itself reports it
         return []
 
-    def stacked(k, at=(), level=levels - 1):
+    def stacked(k, at=(), level=LEVELS - 1):
         """Leaf ``k`` as the batch elements under ``at`` (outer index first)
         see it, stacked along its axis at each level up to ``level``."""
         if level < 0:
@@ -218,10 +213,10 @@ def vmap_vs_stack(case: ir.Case, path: str = "pallas_call") -> list[Mismatch]:
         return np.stack([stacked(k, (*at, b), level - 1) for b in range(2)], axis=ins[level][k])
 
     batched_call = call
-    for level in range(levels):
+    for level in range(LEVELS):
         batched_call = jax.vmap(batched_call, in_axes=jax.tree_util.tree_unflatten(tree, ins[level]),
                                 out_axes=outs[level])
-    how = f"vmap {levels} level(s), in_axes {ins}, out_axes {outs} (innermost first)"
+    how = f"vmap {LEVELS} levels deep, in_axes {ins}, out_axes {outs} (innermost first)"
     try:
         results = jax.jit(batched_call)(
             *jax.tree_util.tree_unflatten(tree, [stacked(k) for k in range(len(leaves))]))

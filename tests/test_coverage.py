@@ -11,6 +11,7 @@ import pytest
 from fuzz import cli, compat, ir, oracles, probes
 from fuzz.ops.ref import AddUpdate, Get, Swap
 from fuzz.ops.ref.common import Iota
+from hunting import needs_eager_at
 
 PRIMITIVES = ("get", "swap", "addupdate")
 F32 = ir.Ref("float32", (3,))
@@ -26,6 +27,7 @@ def test_this_release_registers_every_kind_for_every_primitive():
         f"{p}:{kind}" for p in PRIMITIVES for kind in ("batch", "jvp", "transpose")}
 
 
+@needs_eager_at
 @pytest.mark.parametrize("oracle, kinds", [
     ("vmap-stack", ("batch",)),              # jit(vmap(...)) of the eager program
     ("grad-matches", ("jvp", "transpose")),  # forward and reverse mode
@@ -52,6 +54,7 @@ def test_probing_restores_the_transformation_rules_also_on_error():
             raise RuntimeError("boom")
     assert all(rule is before[name] for name, rule in now().items())
 
+@needs_eager_at
 
 def test_a_campaign_reports_the_transformation_rules_it_reached(capsys, tmp_path):
     """Through the worker and the supervisor into summary.json, the text

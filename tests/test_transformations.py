@@ -8,7 +8,7 @@ from fuzz import ir, oracles
 from fuzz.ops.control import Cond, Loop, Wrap
 from fuzz.ops.ref import AddUpdate, Get, Swap
 from fuzz.ops.ref.common import Fill
-from hunting import batching_rule, hunt
+from hunting import batching_rule, hunt, needs_eager_at
 from strategies import programs
 
 R = ir.Ref("int32", (3,))
@@ -36,6 +36,7 @@ def test_vmap_stack_catches_a_swap_batching_rule_mixing_up_batch_elements(plant)
     assert f.path == "eager" and "one by one" in str(f)
 
 
+@needs_eager_at
 def test_a_cond_leaves_eager_vmap_out_but_not_pallas_calls(plant):
     """vmap refuses a cond with ref effects (JAX says so), so vmap-stack skips
     the eager program of a case with one; a batching bug in the same case is
@@ -77,12 +78,14 @@ def test_grad_matches_catches_a_get_jvp_doubling_its_tangent(plant):
     assert f.path == "eager" and f.message.startswith("fwd derivatives of r0")
 
 
+@needs_eager_at
 def test_grad_matches_leaves_out_programs_without_float_refs():
     case = ir.Case((R,), (Swap(AT[0], Fill(ir.Int(4, True))),), ("eager",))
     report = oracles.check(case, oracles=("grad-matches",))
     assert "no float32 or float64 ref" in report.not_applied["grad-matches"]
 
 
+@needs_eager_at
 def test_a_forward_mode_bug_beside_the_checkpoint_finding_is_reported(plant):
     """checkpoint-vjp-drops-ref-writes matches reverse-mode mismatches only:
     a planted JVP bug in a case that has the finding's trigger is new."""
@@ -108,6 +111,7 @@ def test_grad_matches_holds_on_values_far_from_zero():
     assert report.compared.get("grad-matches") and not report.failures, report.failures
 
 
+@needs_eager_at
 def test_a_custom_vjp_leaves_grad_out_but_a_batching_bug_beside_it_is_caught(plant):
     """JAX differentiates a custom_vjp function only with respect to its
     arguments, and the block closes over its refs: grad-matches does not
@@ -122,6 +126,7 @@ def test_a_custom_vjp_leaves_grad_out_but_a_batching_bug_beside_it_is_caught(pla
     assert [(f.oracle, f.path, f.known) for f in caught] == [("vmap-stack", "eager", None)]
 
 
+@needs_eager_at
 def test_vmap_stack_nests_two_levels_with_any_axes():
     """vmap of vmap, operands and results batched along axes other than 0."""
     from fuzz import metamorphic
@@ -135,8 +140,8 @@ def test_vmap_stack_nests_two_levels_with_any_axes():
         call, args = metamorphic.paths.load(case, path)["function"]()
         import jax
         leaves = jax.tree_util.tree_leaves(args)
-        levels, ins, outs = metamorphic._vmap_axes(case, path, leaves, jax.eval_shape(call, *args))
-        assert levels == 2 and any(a not in (0, None) for level in ins for a in level)
+        ins, outs = metamorphic._vmap_axes(path, leaves, jax.eval_shape(call, *args))
+        assert len(ins) == 2 and any(a not in (0, None) for level in ins for a in level)
         assert any(a != 0 for level in outs for a in level)
 
 

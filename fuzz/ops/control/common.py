@@ -44,6 +44,14 @@ class ControlOp(Op):
     def vary(self):
         return self.with_blocks(tuple(s.vary() for s in b) for b in self.blocks())
 
+    def refused_under(self, transform, path):
+        # A cond (lax.cond, lax.switch, pl.when): _cond_batching_rule says
+        # "State effect not supported in vmap-of-cond". Inside a kernel,
+        # pallas_call's own batching rule takes the cond.
+        if self.primitive == "cond" and transform == "vmap" and path != "pallas_call":
+            return "vmap of a cond with ref effects is not implemented"
+        return None
+
 
 def operand_ints(*, dynamic: bool) -> st.SearchStrategy[ir.Int]:
     """A trip count or branch index: static, or read from ``dyn``."""

@@ -20,13 +20,6 @@ class Cond(ControlOp):
     primitive = "cond"
     block_fields = ("branches",)
 
-    def refused_under(self, transform, path):
-        # _cond_batching_rule: "State effect not supported in vmap-of-cond".
-        # Inside a kernel, pallas_call's own batching rule takes the cond.
-        if transform == "vmap" and path != "pallas_call":
-            return "vmap of a cond with ref effects is not implemented"
-        return None
-
     def check(self, case, n):
         if len(self.branches) < 2:
             raise ir.IRError(f"statement {n}: a cond has two branches or more")

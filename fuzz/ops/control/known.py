@@ -72,13 +72,18 @@ def _cond_inspecting_a_zero_size_ref(case: ir.Case, k: int) -> bool:
         0 in case.refs[s.view.ref].shape for s in ir.walk(stmt.blocks(), Inspect))
 
 
-def _dynamic_count_on_scratch_in_wrapper(case: ir.Case, k: int) -> bool:
-    """A `Wrap` with a semaphore statement on a pl.run_scoped ref whose
-    amount (or index) comes from ``dyn`` inside."""
+def _scoped_and_outer_refs_in_wrapper(case: ir.Case, k: int) -> bool:
+    """A jit or checkpoint `Wrap` whose body uses a pl.run_scoped ref and a
+    ref from outside the scope: an operand ref, or ``dyn`` (a dynamic
+    operand, also a branch index or trip count)."""
     stmt = case.statements[k]
-    return isinstance(stmt, Wrap) and any(
-        s.family == "semaphore" and case.refs[s.view.ref].scoped
-        and any(i.dynamic for i in ir.own(s, ir.Int)) for s in ir.flat(stmt.body))
+    if not (isinstance(stmt, Wrap) and stmt.via in ("jit", "checkpoint")):
+        return False
+    inner = ir.flat(stmt.body)
+    used = {v.ref for s in inner for v in ir.views(s)}
+    return any(case.refs[r].scoped for r in used) and (
+        any(not case.refs[r].scoped for r in used)
+        or any(i.dynamic for s in inner for i in ir.own(s, ir.Int)))
 
 
 def _wrapped_signal_example(via: str) -> ir.Case:
@@ -118,7 +123,8 @@ KNOWN_FINDINGS: tuple[KnownFinding, ...] = (
     KnownFinding(
         "tpu-interpret-store-inside-checkpoint-or-custom-vmap",
         "the TPU interpreter fails on a kernel that stores to (or only reads) "
-        "a closed-over ref inside jax.checkpoint or a custom_vmap function: "
+        "a closed-over ref inside jax.checkpoint or a custom_vmap function (or "
+        "a pl.run_scoped ref inside a custom_vjp function): "
         "re-tracing the body, "
         "JAX builds an effects error message with a fake debug_info and raises "
         "AttributeError: 'Fake' object has no attribute 'arg_names' instead "
@@ -131,7 +137,8 @@ KNOWN_FINDINGS: tuple[KnownFinding, ...] = (
                                  # ...a debug callback of the ref there:
                                  r"TypeError: No xla_shape_handler for type: <class "
                                  r"'jax\._src\.state\.types\.AbstractRef'>"),),
-        trigger=_wrapping_a_ref("checkpoint", "custom_vmap"),
+        trigger=lambda case, k: _wrapping_a_ref("checkpoint", "custom_vmap")(case, k) or (
+            _scoped_ref_in_custom_rule(case, k) and case.statements[k].via == "custom_vjp"),
         example=_wrapped_store_example("checkpoint"),
         paths=("tpu_interpret",),
         jax_versions=((0, 12),)),
@@ -309,19 +316,21 @@ KNOWN_FINDINGS: tuple[KnownFinding, ...] = (
                         ("run_state",)),
         jax_versions=((0, 12),)),
     KnownFinding(
-        "dynamic-signal-on-scratch-inside-wrapper",
-        "pl.semaphore_signal by an amount from dyn, on an int16 scratch ref "
-        "(pl.run_scoped) used as a semaphore, inside jax.jit or jax.checkpoint: "
-        "run_scoped discharges its body with the scratch kept, and the "
-        "wrapper's rule discharges it anyway ('Did not ask for inval to be "
-        "discharged but it was'); a static amount, or a data store there, works",
+        "wrapper-in-run-scoped-mixing-scoped-and-outer-refs",
+        "a jax.jit or jax.checkpoint inside a pl.run_scoped body whose function "
+        "uses both the scoped ref and a ref from outside the scope (even only "
+        "reading them: x = r[...]; y = d_ref[0]) cannot be discharged: "
+        "run_scoped discharges its body with the outer refs kept, and the "
+        "wrapper's rule discharges them anyway ('Did not ask for inval to be "
+        "discharged but it was'); the same statements without the wrapper, or "
+        "a wrapper using only one kind of ref, work. Also in JAX 0.10",
         symptoms=(("valid-runs", r"ValueError: Did not ask for inval to be discharged but it was"),
                   ("invalid-rejected", r"^ValueError: Did not ask for inval to be discharged but "
                                        r"it was")),
-        trigger=_dynamic_count_on_scratch_in_wrapper,
+        trigger=_scoped_and_outer_refs_in_wrapper,
         example=ir.Case((ir.Ref("int16", (), scoped=True),), (Wrap("jit", (Signal(
             ir.View(0), ir.Int(1, True)),)),), ("abstract",)),
-        jax_versions=((0, 12),)),
+        jax_versions=((0, 10), (0, 12))),
     KnownFinding(
         "shard-map-dynamic-update-sharding",
         "a jax.shard_map on a one-device mesh that takes dyn (a ref) as an "
