@@ -86,6 +86,17 @@ def _scoped_and_outer_refs_in_wrapper(case: ir.Case, k: int) -> bool:
         or any(i.dynamic for s in inner for i in ir.own(s, ir.Int)))
 
 
+def _wrapped_dynamic_control_flow(case: ir.Case, k: int) -> bool:
+    """A jit or checkpoint `Wrap` with a loop or cond inside whose count,
+    index or predicate comes from ``dyn``, and a ref used inside."""
+    stmt = case.statements[k]
+    if not (isinstance(stmt, Wrap) and stmt.via in ("jit", "checkpoint")):
+        return False
+    inner = ir.flat(stmt.body)
+    return any(s.block_fields and any(i.dynamic for i in ir.own(s, ir.Int)) for s in inner) and any(
+        ir.views(s) for s in inner)
+
+
 def _wrapped_signal_example(via: str) -> ir.Case:
     return ir.Case((ir.Ref("regular", ()),), (Wrap(via, (Signal(ir.View(0), ir.Int(1)),)),))
 
@@ -331,6 +342,20 @@ KNOWN_FINDINGS: tuple[KnownFinding, ...] = (
         example=ir.Case((ir.Ref("int16", (), scoped=True),), (Wrap("jit", (Signal(
             ir.View(0), ir.Int(1, True)),)),), ("abstract",)),
         jax_versions=((0, 10), (0, 12))),
+    KnownFinding(
+        "wrapped-dynamic-control-flow-discharges-kept-ref",
+        "discharging all refs but one (should_discharge), a jax.jit or "
+        "jax.checkpoint whose function runs a loop or a cond (pl.when) on a "
+        "value from dyn and uses the kept ref raises 'Did not ask for inval to "
+        "be discharged but it was' (jit(lambda: fori_loop(0, dyn[0], body, 0)) "
+        "with body reading the kept ref); the jit alone, or the loop alone, is "
+        "discharged",
+        symptoms=(("partial-discharge", r"raised ValueError: Did not ask for inval to be "
+                                        r"discharged but it was"),),
+        trigger=_wrapped_dynamic_control_flow,
+        example=ir.Case((ir.Ref("int16", ()),), (Wrap("jit", (Loop(ir.Int(1, True), (
+            Get(ir.View(0)),)),)),), ("abstract",)),
+        jax_versions=((0, 12),)),
     KnownFinding(
         "shard-map-dynamic-update-sharding",
         "a jax.shard_map on a one-device mesh that takes dyn (a ref) as an "

@@ -207,7 +207,13 @@ KNOWN_FINDINGS: tuple[KnownFinding, ...] = (
         "even index)",
         symptoms=(("aval-preserved", r"^addupdate returned a new value (int64|float64|int32|"
                                      r"python \w+)\[\] for operand 0"),
-                  ("valid-runs", r"AttributeError: '(int|bool|float)' object has no attribute 'shape'")),
+                  ("valid-runs", r"AttributeError: '(int|bool|float)' object has no attribute 'shape'"),
+                  # ...once the store in a branch is unrolled to the top level
+                  # (a cond's discharge turns the scalar into an array).
+                  ("control-unrolled", r"^the unrolled program raised (AttributeError: '(int|bool|"
+                                       r"float)' object has no attribute 'shape'|TypeError: "
+                                       r"lax\.dynamic_update_slice requires arguments to have "
+                                       r"the same dtypes)")),
         consequences=(
             ("abstract-concrete", r"^final r\d+ is (int64|float64|int32|python \w+)\[\]"),
             ("chain-equivalence", r"re-indexed program raised TypeError: lax\.dynamic_update_slice "

@@ -141,6 +141,9 @@ KNOWN_FINDINGS: tuple[KnownFinding, ...] = (
             ("aval-preserved", r"^semaphore_(signal|wait\[decrement=True\]) returned a new "
                                r"value \w+\[\] for operand 0"),
             ("valid-runs", r"while_loop body function carry input and carry output must have equal types"),
+            # ...into a custom_vjp or custom_vmap function's rule, which then
+            # pairs the collapsed ref with the wrong aval.
+            ("valid-runs", r"ValueError: safe_map\(\) argument 2 is longer than argument 1"),
             (_INVALID, r"while_loop body function carry input and carry output must have equal types"),
             ("valid-runs", r"Length of slice indices must match number of operand dimensions \(\d+ vs \(\)\)"),
             ("valid-runs", r"IndexError: Too many indices: array is 0-dimensional"),
@@ -271,8 +274,10 @@ KNOWN_FINDINGS: tuple[KnownFinding, ...] = (
         symptoms=(("model-vs-path", r"(^read \d+(?: at grid point \d+)?|^final r\d+.*) is -?\d+, expected -?\d+$"),
                   ("chain-equivalence", r"^results differ when every view is one static index")),
         # The model names the last statement to change the count, a later one
-        # on the same ref, where the update lost here shows.
-        consequences=(("model-vs-path", r"^read \d+(?: at grid point \d+)? is -?\d+, expected -?\d+$"),),
+        # on the same ref, where the update lost here shows (in a read, or in
+        # the final count).
+        consequences=(("model-vs-path", r"(^read \d+(?: at grid point \d+)?|^final r\d+.*) is "
+                                        r"-?\d+, expected -?\d+$"),),
         trigger=_both(_SIGNAL_OR_WAIT, _duplicate_index),
         example=_case(ir.Ref("int16", (2,)), Signal(ir.View(0, (
             ir.At((ir.IntArray((0, 0), dynamic=True),)), ir.At((ir.Int(0),)))), ir.Int(1)))),
