@@ -12,7 +12,7 @@ from fuzz.ops.ref import AddUpdate, Get, Swap
 from fuzz.ops.ref.common import Fill
 from fuzz.ops.semaphore import Read, Signal, Wait
 from strategies import grids, programs
-from tests.hunting import hunt
+from hunting import hunt
 
 AT = lambda ref, *i: ir.View(ref, (ir.At(tuple(ir.Int(j) for j in i)),))  # noqa: E731
 
