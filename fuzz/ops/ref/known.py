@@ -640,4 +640,20 @@ KNOWN_FINDINGS: tuple[KnownFinding, ...] = (
             ir.Bitcast("int32"), ir.At((ir.Int(1), ir.Int(2))))), Scalar(1065353216)),),
             paths=("run_state",)),
         jax_versions=((0, 12),), paths=("run_state",)),
+    KnownFinding(
+        "run-state-jvp-of-integer-addupdate",
+        "forward-mode AD (jax.jvp) of a pl.run_state program with respect to "
+        "a float ref fails on an addupdate to an integer ref of the same "
+        "program: the JVP binds addupdate on that ref's symbolic zero tangent "
+        "('Error interpreting argument to addupdate as a JAX value. The "
+        "problematic value is of type <class 'jax._src.ad_util.Zero'>'); a "
+        "swap there is differentiated",
+        symptoms=(("grad-matches", r"^fwd derivatives of .*: TypeError: Error interpreting "
+                                   r"argument to addupdate as a JAX value\. The problematic "
+                                   r"value is of type <class 'jax\._src\.ad_util\.Zero'>"),),
+        trigger=lambda case, k: isinstance(case.statements[k], AddUpdate) and not case.refs[
+            case.statements[k].view.ref].kind.startswith(("float", "bfloat")),
+        example=ir.Case((ir.Ref("float32", ()), ir.Ref("uint32", (2,))), (
+            Get(ir.View(0)), AddUpdate(ir.View(1), Iota("uint32", (2,), 1))), paths=("run_state",)),
+        jax_versions=((0, 12),), paths=("run_state",)),
 )
