@@ -25,8 +25,10 @@ OUT_OF_REACH = {
 TRANSFORMED_BY = {
     # pallas_call's batching rule adds a grid axis: its kernel's statements stay unbatched
     "batch": "the vmap-stack oracle on the eager path (jit of vmap of its jax.new_ref program)",
-    "jvp": "the grad-matches oracle (eager path, a float32 or float64 ref)",
-    "transpose": "the grad-matches oracle in reverse mode (as for jvp, and no while loop)",
+    "jvp": "the grad-matches oracle (eager or run_state path, a float32 or float64 ref, "
+           "no semaphore)",
+    "transpose": "the grad-matches oracle in reverse mode (as for jvp, and no while loop; "
+                 "run_state's reverse mode fails, a known finding)",
 }
 
 

@@ -119,8 +119,8 @@ def harness(case: ir.Case, interpret: str = INTERPRET) -> str:
         out_shapes="".join(f"jax.ShapeDtypeStruct({tuple(r.shape)!r}, "
                            f"{emit.dtype_source(r.kind)}), " for r in stacked),
         launch=_launch(case, data, exits, scratch),
-        inputs="".join(f"{emit.pattern_source(r)}, " if grid else
-                       f"{paths.initial_source(case, i)}, " for i, r in zip(data, stacked)),
+        # data refs all: each starts from the pattern (over a grid, its blocks')
+        inputs="".join(f"{emit.pattern_source(r)}, " for r in stacked[:len(data)]),
         interpret=interpret)
 
 

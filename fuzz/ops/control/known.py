@@ -57,7 +57,7 @@ def _wrapping_a_semaphore(*vias):
     return trigger
 
 
-def _scoped_ref_in_custom_rule(case: ir.Case, k: int) -> bool:
+def _scoped_ref_in_custom_or_mapped_function(case: ir.Case, k: int) -> bool:
     """A custom_vjp, custom_vmap or shard_map `Wrap` with a statement on a
     ref allocated with pl.run_scoped inside."""
     stmt = case.statements[k]
@@ -149,7 +149,7 @@ KNOWN_FINDINGS: tuple[KnownFinding, ...] = (
                                  r"TypeError: No xla_shape_handler for type: <class "
                                  r"'jax\._src\.state\.types\.AbstractRef'>"),),
         trigger=lambda case, k: _wrapping_a_ref("checkpoint", "custom_vmap")(case, k) or (
-            _scoped_ref_in_custom_rule(case, k) and case.statements[k].via == "custom_vjp"),
+            _scoped_ref_in_custom_or_mapped_function(case, k) and case.statements[k].via == "custom_vjp"),
         example=_wrapped_store_example("checkpoint"),
         paths=("tpu_interpret",),
         jax_versions=((0, 12),)),
@@ -259,7 +259,7 @@ KNOWN_FINDINGS: tuple[KnownFinding, ...] = (
                                  r"\w+\[[\d,]*\]\} to a primitive: \w+"),
                   ("invalid-rejected", r"^ValueError: Attempting to pass a Ref Ref<\w+>\{"
                                        r"\w+\[[\d,]*\]\} to a primitive: \w+")),
-        trigger=_scoped_ref_in_custom_rule,
+        trigger=_scoped_ref_in_custom_or_mapped_function,
         example=ir.Case((ir.Ref("regular", (3,), scoped=True),), (Wrap("custom_vjp", (Signal(
             ir.View(0, (ir.At((ir.Int(0, True),)),)), ir.Int(1)),)),), ("abstract",)),
         jax_versions=((0, 12),)),
