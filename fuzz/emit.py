@@ -121,7 +121,7 @@ class Source:
     def split(self, v: ir.View) -> tuple[str, ir.At | None]:
         """``v`` as (the ref before its last indexer, that indexer) for
         ``ref[idx]`` syntax (None: the view does not end in one)."""
-        chain = v.transforms
+        chain = v.named
         if chain and isinstance(chain[-1], ir.At):
             return self.view(v, chain[:-1]), chain[-1]
         return self.view(v), None
@@ -147,7 +147,7 @@ class Source:
 
     def view(self, v: ir.View, transforms=None) -> str:
         x = f"r{int(v.ref)}"
-        for t in v.transforms if transforms is None else transforms:
+        for t in v.named if transforms is None else transforms:
             match t:
                 case ir.At():
                     x = f"{x}.at[{self.indices(t)}]"

@@ -26,7 +26,9 @@ import numpy as np
 # 3: a ref declares its memory space and whether its pallas_call output
 # aliases its input (older files get the defaults).
 # 4: a case may carry a pallas_call grid (older files have none).
-SCHEMA_VERSION = 4
+# 5: a view may take a step's slice (ir.Step); a loop may slice refs (xs);
+# a pipeline statement (older files have neither).
+SCHEMA_VERSION = 5
 
 # pltpu.SemaphoreType members.
 SEMAPHORE_TYPES = ("regular", "dma", "barrier")
@@ -115,7 +117,18 @@ class Ellipsis_:
     tag: ClassVar[str] = "ellipsis"
 
 
-Index = Union[Int, Slice, Ds, IntArray, Ellipsis_]
+@dataclass(frozen=True)
+class Step:
+    """The slice of a ref that the current step of an enclosing statement
+    works on (``ref[i]`` at step ``i`` of a ``lax.scan`` taking the ref as
+    ``xs``): only as ``At((Step(),))`` (`STEP`), leading each view of a ref
+    that an enclosing statement `slices <Statement.slices>`. The source
+    names the slice as it names the ref; the model binds the step
+    (`bound`)."""
+    tag: ClassVar[str] = "step"
+
+
+Index = Union[Int, Slice, Ds, IntArray, Ellipsis_, Step]
 
 
 # --- transforms of a view -----------------------------------------------------
@@ -125,6 +138,10 @@ class At:
     """One ``.at[i0, i1, ...]``."""
     indices: tuple[Index, ...]
     tag: ClassVar[str] = "at"
+
+
+# How a view names its slice of a ref that an enclosing statement slices.
+STEP = At((Step(),))
 
 
 @dataclass(frozen=True)
@@ -153,6 +170,12 @@ class View:
     """Ref number ``ref`` seen through a chain of transforms."""
     ref: int
     transforms: tuple[Transform, ...] = ()
+
+    @property
+    def named(self) -> tuple[Transform, ...]:
+        """The transforms after a step's slice (`STEP`), which the source
+        names by the ref's own name."""
+        return self.transforms[1:] if self.transforms[:1] == (STEP,) else self.transforms
 
 
 # --- statements: registered by the op modules (fuzz/ops/) -------------------
@@ -195,6 +218,17 @@ class Statement:
             else:
                 fields[name] = tuple(blocks.pop(0))
         return dataclasses.replace(self, **fields)
+
+    def slices(self) -> tuple[int, ...]:
+        """Refs whose blocks see one slice along the leading axis at a
+        time, under the ref's own name (`Step`): a scan's ``xs``. None of
+        them is one that an enclosing statement slices."""
+        return ()
+
+    def once(self, b: int) -> tuple[Statement, ...]:
+        """Block ``b`` as one run of it, standalone (its step's slices bound
+        to the first step's): what the statement unwraps to."""
+        return self.blocks()[b]
 
     def check(self, case: Case, n: int) -> None:
         """Raise IRError if this statement (number ``n``) is not well-formed data."""
@@ -453,7 +487,7 @@ def unwrapped(body: tuple, n: int, b: int) -> tuple | None:
     mapping = {k: k for k in range(n)}
     mapping.update({first + j: n + j for j in range(kept)})
     mapping.update({k: k - gone + kept for k in range(n + gone, len(flat(body)))})
-    return _renumbered(_replaced(body, n, stmt.blocks()[b]), mapping)
+    return _renumbered(_replaced(body, n, stmt.once(b)), mapping)
 
 
 def with_statement(body: tuple, i: int, stmt: Statement) -> tuple:
@@ -488,6 +522,36 @@ def views(stmt: Statement) -> tuple[View, ...]:
     return own(stmt, View)
 
 
+def bound(block: tuple, refs, index: int) -> tuple:
+    """``block`` as one step runs it: the slice of each of ``refs`` that a
+    statement around it slices (the `STEP` leading each view of them)
+    bound to ``index``, in the indexer that follows if there is one
+    (``x.at[i].at[j]`` is ``x.at[i, j]``, which ops that take one indexer take)."""
+    def bind(view):
+        if view.ref not in refs or view.transforms[:1] != (STEP,):
+            return view
+        rest = view.transforms[1:]
+        if rest and isinstance(rest[0], At):
+            return dataclasses.replace(view, transforms=(
+                At((Int(index), *rest[0].indices)), *rest[1:]))
+        return dataclasses.replace(view, transforms=(At((Int(index),)), *rest))
+    return replace_nodes(block, View, bind)
+
+
+def stepped(block: tuple, refs) -> tuple:
+    """``block``, drawn over ``refs``' slices (`sliced_refs`), naming them
+    through a step (`STEP` leading each view of them)."""
+    return replace_nodes(block, View, lambda v: dataclasses.replace(
+        v, transforms=(STEP, *v.transforms)) if v.ref in refs else v)
+
+
+def sliced_refs(refs: tuple[Ref, ...], which) -> tuple[Ref, ...]:
+    """``refs`` with each of ``which`` replaced by one slice along its
+    leading axis: what a block that slices them sees."""
+    return tuple(dataclasses.replace(r, shape=r.shape[1:]) if i in which else r
+                 for i, r in enumerate(refs))
+
+
 # --- shapes -------------------------------------------------------------------
 
 def dtype_bits(dtype: str) -> int:
@@ -507,6 +571,8 @@ def index_key(idx: Index):
             return np.asarray(idx.values, dtype=np.int64)
         case Ellipsis_():
             return Ellipsis
+        case Step():
+            raise IRError("a step's slice is bound by the statement that slices (ir.bound)")
     raise IRError(f"not an indexer: {idx!r}")
 
 
@@ -516,6 +582,10 @@ def apply_transform(shape: tuple[int, ...], bits: int, t: Transform
     bitcast, JAX's documented second-minor rule). Raises IRError when the
     transform does not apply."""
     match t:
+        case At() if t == STEP:
+            if not shape:
+                raise IRError("a step's slice of a 0-D ref")
+            return shape[1:], bits
         case At():
             probe = np.lib.stride_tricks.as_strided(
                 np.zeros(1, np.int8), shape, (0,) * len(shape))
@@ -592,7 +662,7 @@ def check_case(case: Case) -> None:
             and sorted(g.order) == list(range(len(g.shape)))):
         raise IRError(f"grid {g.shape!r} (order {g.order!r}): 1 to 3 axes of positive "
                       "sizes, and an order that permutes them")
-    _check_block(case, case.body, 0, frozenset())
+    _check_block(case, case.body, 0, frozenset(), {})
     for i in walk_ints(case):
         values = i.values if isinstance(i, IntArray) else (i.value,)
         if not all(isinstance(v, int) and not isinstance(v, bool) for v in values):
@@ -602,10 +672,13 @@ def check_case(case: Case) -> None:
             raise IRError(f"operand {values} does not fit int32")
 
 
-def _check_block(case: Case, block: tuple, start: int, visible: frozenset[int]) -> None:
+def _check_block(case: Case, block: tuple, start: int, visible: frozenset[int],
+                 sliced: dict[int, int]) -> None:
     """Check the statements of ``block``, numbered from ``start``: a `Result`
     names an earlier statement with a value in the same block or an
-    enclosing one (a nested block's values end with it)."""
+    enclosing one (a nested block's values end with it); a view of a ref
+    that an enclosing statement slices (``sliced[ref]``, 1) starts with a
+    `STEP`, and has no other `Step`; no ref is sliced twice over."""
     n = start
     for stmt in block:
         if not isinstance(stmt, Statement):
@@ -613,6 +686,12 @@ def _check_block(case: Case, block: tuple, start: int, visible: frozenset[int]) 
         for view in views(stmt):
             if not 0 <= view.ref < len(case.refs):
                 raise IRError(f"statement {n} uses ref {view.ref}, case has {len(case.refs)}")
+            depth = sliced.get(view.ref, 0)
+            if view.transforms[:depth] != (STEP,) * depth or any(
+                    isinstance(i, Step) for t in view.transforms[depth:] if isinstance(t, At)
+                    for i in t.indices):
+                raise IRError(f"statement {n}: its view of ref {view.ref} takes the slice "
+                              f"of {depth} enclosing steps (ir.STEP), first and only there")
             for t in view.transforms:
                 if isinstance(t, Bitcast) and t.dtype not in BITCAST_DTYPES:
                     raise IRError(f"bitcast dtype {t.dtype!r} not in {BITCAST_DTYPES}")
@@ -623,10 +702,14 @@ def _check_block(case: Case, block: tuple, start: int, visible: frozenset[int]) 
         if stmt.writes_out and start:
             raise IRError(f"statement {n}: a {stmt.tag} writes an out slot, so it runs "
                           "only at the top level")
+        if twice := set(stmt.slices()) & set(sliced):
+            raise IRError(f"statement {n} slices ref {min(twice)}, which a statement "
+                          "around it slices already")
         stmt.check(case, n)
+        inner = {**sliced, **dict.fromkeys(stmt.slices(), 1)}
         first = n + 1
         for b in stmt.blocks():
-            _check_block(case, b, first, visible)
+            _check_block(case, b, first, visible, inner)
             first += len(flat(b))
         if stmt.produces_value:
             visible |= {n}

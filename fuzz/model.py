@@ -65,6 +65,12 @@ def positions(shape: tuple[int, ...], view: ir.View, bits: int = ir.SEMAPHORE_BI
     arr = np.arange(math.prod(shape), dtype=np.int64).reshape(shape)
     for t in view.transforms:
         match t:
+            case ir.At() if t == ir.STEP:
+                # Every step's slice has this structure; a run binds its
+                # step first (ir.bound), so this is for questions of structure.
+                if not arr.ndim or not arr.shape[0]:
+                    raise ModelError(f"a step's slice of shape {arr.shape}")
+                arr = arr[0]
             case ir.At():
                 try:
                     arr = arr[tuple(ir.index_key(i) for i in t.indices)]
@@ -128,10 +134,11 @@ def counts_refs(case: ir.Case) -> set[int]:
 
 
 def data_refs(case: ir.Case) -> set[int]:
-    """Refs only data statements use: they hold values from `initial`'s
-    pattern (a ref no statement uses holds zeros, like a counts ref)."""
-    return {v.ref for s in case.statements if s.family != "semaphore"
-            for v in ir.views(s)} - counts_refs(case)
+    """Refs only data statements use (or a statement slices): they hold
+    values from `initial`'s pattern (a ref no statement uses holds zeros,
+    like a counts ref)."""
+    return {r for s in case.statements if s.family != "semaphore"
+            for r in (*(v.ref for v in ir.views(s)), *s.slices())} - counts_refs(case)
 
 
 def initial(case: ir.Case, i: int) -> np.ndarray:
@@ -238,28 +245,38 @@ def _over_grid(case: ir.Case, memory: Memory) -> Meaning:
 
 def canonical(case: ir.Case) -> ir.Case | None:
     """``case`` with every view rewritten as one static ``.at[i, j, ...]`` of
-    the element it denotes: the same program by the model's semantics, through
-    a different (the simplest) transform chain. None when some view is not
-    one element, or is bitcast (its dtype would be lost)."""
-    if any(positions(tuple(case.refs[v.ref].shape), v, case.refs[v.ref].bits).shape != ()
+    the element it denotes (in a step's slice, for a view that takes one):
+    the same program by the model's semantics, through a different (the
+    simplest) transform chain. None when some view is not one element, or is
+    bitcast (its dtype would be lost)."""
+    def inside(view):
+        """(the shape the view indexes, the view with no step)."""
+        shape = tuple(case.refs[view.ref].shape)
+        return (shape[1:], ir.View(view.ref, view.named)) if view.named != view.transforms \
+            else (shape, view)
+
+    if any(positions(*inside(v), case.refs[v.ref].bits).shape != ()
            or any(isinstance(t, ir.Bitcast) for t in v.transforms)
            for v in ir.walk(case.body, ir.View)):
         return None
 
     def simple(view):
-        index = element(tuple(case.refs[view.ref].shape), view)
-        return ir.View(view.ref, (ir.At(tuple(ir.Int(i) for i in index)),) if index else ())
+        index = element(*inside(view))
+        step = view.transforms[:len(view.transforms) - len(view.named)]
+        return ir.View(view.ref, (*step, *((ir.At(tuple(ir.Int(i) for i in index)),)
+                                           if index else ())))
 
     return dataclasses.replace(case, body=ir.replace_nodes(case.body, ir.View, simple))
 
 
-def unrolled(case: ir.Case) -> ir.Case:
+def unrolled(case: ir.Case) -> ir.Case | None:
     """``case`` with every control statement replaced by the blocks it runs
     (a loop's body ``count`` times, a cond's branch taken): the same program
     by the model's semantics, with no control flow left to discharge. A
     block that never runs stays, under a static ``pl.when(0 != 0)``, which
     traces nothing: every ref keeps its use, so it starts from the same
-    contents (`initial`).
+    contents (`initial`). None when the unrolled program is none the IR
+    can say (a debug print of a step's slice: only whole refs are printed).
 
     >>> from fuzz.ops.control import Loop
     >>> from fuzz.ops.semaphore import Signal
@@ -284,14 +301,21 @@ def unrolled(case: ir.Case) -> ir.Case:
                 latest[n] = number
                 append(ir.replace_nodes(stmt, ir.Result, lambda r: ir.Result(latest[r.stmt])))
             else:
-                blocks, firsts, ran = stmt.blocks(), stmt.firsts(n), stmt.executed()
-                for b in ran:
-                    copy(blocks[b], firsts[b])
-                for b in sorted(set(range(len(blocks))) - set(ran)):
-                    append(_dead(blocks[b], firsts[b], number, latest, When))
+                blocks, firsts, runs = stmt.blocks(), stmt.firsts(n), stmt.runs()
+                for b, block in runs:
+                    copy(block, firsts[b])
+                if stmt.slices() and not runs:
+                    # Its block names slices of its refs, only itself as a whole.
+                    append(_dead((stmt,), n, number, latest, When))
+                for b in sorted(set(range(len(blocks))) - {b for b, _ in runs}):
+                    if not stmt.slices():
+                        append(_dead(blocks[b], firsts[b], number, latest, When))
             n += ir.size(stmt)
     copy(case.body, 0)
-    return dataclasses.replace(case, body=tuple(out))
+    try:
+        return dataclasses.replace(case, body=tuple(out))
+    except ir.IRError:
+        return None
 
 
 def _dead(block, first, at, latest, when):

@@ -80,8 +80,13 @@ def _from_3(data: dict) -> dict:
     return dict(data, schema=4)
 
 
+def _from_4(data: dict) -> dict:
+    """Schema 5 added steps' slices, a loop's xs and pipelines (none before)."""
+    return dict(data, schema=5)
+
+
 # Old schema version -> the function that lifts a case one version up.
-_MIGRATIONS = {1: _from_1, 2: _from_2, 3: _from_3}
+_MIGRATIONS = {1: _from_1, 2: _from_2, 3: _from_3, 4: _from_4}
 
 
 def _decode_record(cls, d, where):

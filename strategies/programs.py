@@ -61,10 +61,10 @@ def _candidates(refs, ops, *, body, among, dynamic, max_chain, kinds, block):
             is not None]
 
 
-def data_refs(dtypes=ir.DATA_DTYPES, *, memory_spaces=(None, *ir.MEMORY_SPACES),
+def data_refs(dtypes=ir.DATA_DTYPES, *, shapes=None, memory_spaces=(None, *ir.MEMORY_SPACES),
               scoped=True, aliased=True) -> st.SearchStrategy[ir.Ref]:
-    """Data ref declarations: any of ``dtypes``, 0-D to 4-D, zero-size
-    dimensions included, in one of ``memory_spaces``; one in four allocated
+    """Data ref declarations: any of ``dtypes``, of ``shapes`` (default 0-D
+    to 4-D, zero-size dimensions included), in one of ``memory_spaces``; one in four allocated
     with ``pl.run_scoped`` (where ``scoped``; the paths outside kernels
     cannot take it), and an operand's output aliased to its input in one of
     four (where ``aliased``). Shrinks towards a scalar operand ref of the
@@ -80,9 +80,12 @@ def data_refs(dtypes=ir.DATA_DTYPES, *, memory_spaces=(None, *ir.MEMORY_SPACES),
                                      if m not in (None, *ir.MEMORY_SPACES)]):
         raise InvalidArgument(f"memory_spaces {bad or '()'} must be a non-empty subset of "
                               f"{(None, *ir.MEMORY_SPACES)}")
+    if shapes is not None and not isinstance(shapes, st.SearchStrategy):
+        raise InvalidArgument(f"shapes={shapes!r} must be a strategy of shapes")
     one_in_four = st.sampled_from((False, False, False, True))
     return st.builds(lambda kind, shape, space, s, a: ir.Ref(kind, shape, s, space, a and not s),
-                     st.sampled_from(tuple(dtypes)), semaphore_shapes(max_dims=4, max_side=4),
+                     st.sampled_from(tuple(dtypes)),
+                     semaphore_shapes(max_dims=4, max_side=4) if shapes is None else shapes,
                      st.sampled_from(tuple(memory_spaces)),
                      one_in_four if scoped else st.just(False),
                      one_in_four if aliased else st.just(False))
@@ -146,12 +149,12 @@ def _statement_in(draw, refs, families, kinds_of, options, visible, depth, neste
     ``visible``, or None when no family has a ref to use. Control statements
     come ``depth`` levels deep, half as often as the others; a nested one
     writes no ``out`` slot (a read runs once, at the top level)."""
-    def block(inner_visible):
+    def block(inner_visible, inner_refs=None):
         @st.composite
         def draw_block(draw):
             stmts = ()
             for _ in range(draw(st.integers(0, 3))):
-                stmt = draw(_statement_in(refs, families, kinds_of, options,
+                stmt = draw(_statement_in(inner_refs or refs, families, kinds_of, options,
                                           (*inner_visible, *seen(stmts)), depth - 1, True))
                 if stmt is None:
                     break
@@ -189,13 +192,14 @@ def _check_sizes(**sizes):
 
 @st.composite
 def programs(draw, *, kinds=ir.SEMAPHORE_KINDS, shapes=None, max_semaphores=3,
-             data_dtypes=ir.DATA_DTYPES, max_data_refs=2,
+             data_dtypes=ir.DATA_DTYPES, data_shapes=None, max_data_refs=2,
              max_statements=6, max_chain=3, transforms=TRANSFORM_KINDS, dynamic=True,
              paths=ir.PATHS, endings=ENDINGS, ops=None, x64=True,
              memory_spaces=(None, *ir.MEMORY_SPACES), scoped=True, max_depth=2, grid=True):
     """Valid programs over semaphores (of ``kinds``) and data refs (of
     ``data_dtypes``; none without): semaphore statements on ()-shaped views,
-    data statements on views of any shape, values of the right shape and
+    data statements on views of any shape (data refs of ``data_shapes``,
+    default `data_refs`'), values of the right shape and
     dtype, every index in bounds, of the statement kinds ``ops`` (default:
     every registered one). With ``x64``, a case may run under
     ``jax.enable_x64`` and then also have int64 and float64 refs. Data refs
@@ -243,8 +247,8 @@ def programs(draw, *, kinds=ir.SEMAPHORE_KINDS, shapes=None, max_semaphores=3,
     mix = draw(st.sampled_from(mixes))
     sems = (draw(first), *draw(st.lists(decls(shapes=shapes), max_size=max_semaphores - 1))
             ) if mix != "data" else ()
-    data = tuple(draw(st.lists(data_refs(data_dtypes, memory_spaces=memory_spaces,
-                                         scoped=scoped), min_size=1,
+    data = tuple(draw(st.lists(data_refs(data_dtypes, shapes=data_shapes,
+                                         memory_spaces=memory_spaces, scoped=scoped), min_size=1,
                                max_size=max_data_refs))) if mix != "semaphores" else ()
     refs = sems + data
     # Semaphore ops use the semaphores, data ops the data refs: a ref is one

@@ -15,6 +15,7 @@ from fuzz.ops.semaphore import Read
 from hunting import hunt
 from test_strategies import _find
 from strategies import programs
+from strategies.semaphores import semaphore_shapes
 
 R = ir.Ref("int32", (3,))
 AT = [ir.View(0, (ir.At((ir.Int(k),)),)) for k in range(3)]
@@ -247,3 +248,175 @@ def test_unrolled_catches_scan_discharge_one_iteration_short(plant):
     assert _has(f.case, Loop, lambda s: s.primitive == "scan" and s.count.value >= 1), f.case
     assert len(f.case.statements) <= 3, f.case
 
+
+
+# --- scans over refs (xs): the block sees one slice a step ------------------------
+
+M = ir.Ref("int32", (3, 2))
+ROW = ir.View(1, (ir.STEP,))      # the step's row of ref 1, as the block names it
+
+
+def _scan_xs(*body, reverse=False, length=3):
+    return Loop(ir.Int(length), tuple(body), via="scan", reverse=reverse, xs=(1,))
+
+
+def test_model_gives_each_step_its_slice_in_order_or_reversed():
+    # M's rows are [1, 2], [3, 4], [5, 6]: r0[0] = row[0], then row = [7, 8],
+    # so r0[0] ends as the first element of the last row visited.
+    body = (Get(ir.View(1, (ir.STEP, ir.At((ir.Int(0),))))),
+            Swap(ir.View(0, (ir.At((ir.Int(0),)),)), ir.Result(1)),
+            Swap(ROW, Iota("int32", (2,), 7)))
+    for reverse, last_row in ((False, 5), (True, 1)):
+        case = _case(_scan_xs(*body, reverse=reverse), refs=(R, M))
+        state = model.evaluate(case).state
+        assert state == ([last_row, 2, 3], [[7, 8]] * 3), state
+        assert model.evaluate(model.unrolled(case)).state == state
+
+
+def test_a_scan_over_refs_renders_the_slices_by_the_refs_names():
+    case = _case(_scan_xs(Swap(ROW, Iota("int32", (2,), 1)), reverse=True), refs=(R, M))
+    assert serialize.loads(serialize.dumps(case)) == case
+    source = emit.kernel_source(case)
+    assert "def loop0(carry, r1):" in source and "r1[...] = " in source
+    assert "jax.lax.scan(loop0, 0, r1, length=3, reverse=True)" in source
+    two = _case(Loop(ir.Int(3), (Swap(ROW, Iota("int32", (2,), 1)),), via="scan", xs=(0, 1)),
+                refs=(R, M))
+    assert "r0, r1 = x" in emit.kernel_source(two)
+    assert "jax.lax.scan(loop0, 0, (r0, r1,), length=3)" in emit.kernel_source(two)
+
+
+def test_a_scans_slices_are_well_formed_or_refused_as_data():
+    row = Swap(ROW, Iota("int32", (2,), 1))
+    with pytest.raises(ir.IRError, match="leading axis is the number of steps"):
+        _case(_scan_xs(row, length=2), refs=(R, M))
+    with pytest.raises(ir.IRError, match="only a scan takes refs as xs"):
+        _case(Loop(ir.Int(3), (row,), xs=(1,)), refs=(R, M))
+    # Inside, the ref goes by its slice; outside, there is no slice to name.
+    with pytest.raises(ir.IRError, match="takes the slice"):
+        _case(_scan_xs(Swap(ir.View(1, (ir.At((ir.Int(0),)),)), Iota("int32", (2,), 1))),
+              refs=(R, M))
+    with pytest.raises(ir.IRError, match="takes the slice"):
+        _case(row, refs=(R, M))
+    with pytest.raises(ir.IRError, match="slices already"):
+        _case(_scan_xs(Loop(ir.Int(2), (), via="scan", xs=(1,))), refs=(R, M))
+
+
+def test_minimizer_unwraps_a_scan_over_refs_into_its_first_step():
+    body = (Swap(ROW, Iota("int32", (2,), 1)),)
+    case = _case(_scan_xs(*body, reverse=True), refs=(R, M), on=("run_state",))
+    # In reverse, the first step takes the last row.
+    assert ir.unwrapped(case.body, 0, 0) == (
+        Swap(ir.View(1, (ir.At((ir.Int(2),)),)), Iota("int32", (2,), 1)),)
+    flat = minimize.minimize(case, lambda c: any(isinstance(s, Swap) for s in c.statements)).case
+    assert [type(s) for s in flat.body] == [Swap], flat
+
+
+def test_every_path_agrees_with_the_model_on_a_scan_over_refs():
+    body = (Get(ir.View(1, (ir.STEP, ir.At((ir.Int(1),))))),
+            AddUpdate(ir.View(0, (ir.At((ir.Int(2),)),)), ir.Result(1)),
+            Swap(ROW, Iota("int32", (2,), 7)))
+    case = _case(_scan_xs(*body, reverse=True), refs=(R, M))
+    report = oracles.check(case, on_paths=("abstract", "run_state", "jax_refs", "eager",
+                                           "nested", "pallas_call", "mesh_kernel"))
+    assert not report.skipped, report.skipped
+    assert not report.failures, report.failures
+    assert report.compared["model-vs-path"] == 6 and report.compared["control-unrolled"]
+
+
+def test_programs_draw_scans_over_refs():
+    _find(programs(), lambda c: any(isinstance(s, Loop) and s.xs and s.reverse
+                                    for s in c.statements))
+
+
+def _slices_written_back_a_step_late(rule):
+    """The scan rule writing each step's slice of an xs ref back at the next
+    step's place (its ``dynamic_update_index_in_dim`` off by one, wrapping
+    around): every xs ref comes back rotated by one along its leading axis."""
+    import jax.numpy as jnp
+    from jax._src.state.types import AbstractRef
+
+    def wrong(*args, **params):
+        consts, carry, xs = map(len, params["ft_in"].unpack())
+        rotated = [k for k in range(consts + carry, consts + carry + xs)
+                   if isinstance(params["jaxpr"].in_avals[k], AbstractRef)]
+        new_invals, outs = rule(*args, **params)
+        return [jnp.roll(v, 1, 0) if k in rotated and v is not None else v
+                for k, v in enumerate(new_invals)], outs
+    return wrong
+
+
+@pytest.mark.skipif(compat.jax_version()[:2] < (0, 12), reason="JAX 0.10's scan has no ft_in")
+def test_model_catches_scan_discharge_writing_slices_back_out_of_place(plant):
+    scan_p = _loop_p("scan")
+    plant(compat.discharge_rules(), scan_p,
+          _slices_written_back_a_step_late(compat.discharge_rules()[scan_p]))
+    # Refs a scan can slice (a leading axis of 2 or more), which most drawn refs are not.
+    sliceable = programs(max_semaphores=0, data_dtypes=("int32", "float32"), max_statements=3,
+                         data_shapes=semaphore_shapes(min_dims=1, min_side=2, max_side=3),
+                         paths=("run_state",), x64=False, scoped=False, grid=False,
+                         ops=(Loop, Get, Swap, AddUpdate), transforms=("at",))
+    f = hunt(oracles.ModelMismatch, ("model-vs-path",), sliceable, statements=1)
+    assert _has(f.case, Loop, lambda s: s.xs and s.count.value >= 2), f.case
+    assert len(f.case.statements) <= 3, f.case
+
+
+# --- pltpu.emit_pipeline: a step per slice, inside kernels ------------------------
+
+needs_pipeline_rule = pytest.mark.skipif(not compat.has_discharge_rule("emit_pipeline"),
+                                         reason="this JAX has no emit_pipeline primitive")
+
+
+def _pipeline(*body, inline=False):
+    from fuzz.ops.control import Pipeline
+    return Pipeline(3, (1,), tuple(body), inline)
+
+
+def test_a_pipeline_renders_its_blocks_by_the_refs_names_under_an_abstract_tpu():
+    case = _case(_pipeline(Swap(ROW, Iota("int32", (2,), 7))), refs=(R, M))
+    assert serialize.loads(serialize.dumps(case)) == case
+    source = emit.kernel_source(case)
+    assert "def pipe0(r1_in, r1):" in source and "r1[...] = r1_in[...]" in source
+    assert "use_emit_pipeline_primitive(True)" in source and "'TPU v6 lite'" in source
+    assert ("pltpu.emit_pipeline(pipe0, grid=(3,), in_specs=[pl.BlockSpec((None, 2), "
+            "lambda i: (i, 0))], out_specs=[pl.BlockSpec((None, 2), lambda i: (i, 0))])(r1, r1)"
+            ) in source
+    with pytest.raises(ir.IRError, match="VMEM, not SMEM"):
+        _case(_pipeline(), refs=(R, ir.Ref("int32", (3, 2), memory_space="smem")))
+    # Its steps are a scan's over the same refs; unwrapped, its first step.
+    assert model.evaluate(case).state == model.evaluate(
+        _case(_scan_xs(Swap(ROW, Iota("int32", (2,), 7))), refs=(R, M))).state
+
+
+@needs_pipeline_rule
+@pytest.mark.parametrize("inline", [False, True])
+def test_kernel_paths_agree_with_the_model_on_a_pipeline(inline):
+    body = (Get(ir.View(1, (ir.STEP, ir.At((ir.Int(1),))))),
+            Swap(ir.View(1, (ir.STEP, ir.At((ir.Int(0),)))), ir.Result(1)))
+    case = _case(_pipeline(*body, inline=inline), refs=(R, M),
+                 on=("abstract", "pallas_call", "nested", "mesh_kernel", "run_state"))
+    report = oracles.check(case)
+    assert report.skipped == {"run_state": "emit_pipeline exists only inside Pallas TPU kernels"}
+    assert not report.failures, report.failures
+    assert report.compared["model-vs-path"] == 3 and report.compared["control-unrolled"]
+
+
+def _pipeline_writes_dropped(call, in_avals, values, params):
+    new_invals, outs = call()
+    return [None] * len(new_invals), outs
+
+
+@needs_pipeline_rule
+def test_model_catches_emit_pipeline_discharge_dropping_its_writes(plant):
+    from jax._src.pallas.mosaic import pipeline
+    from fuzz.ops.control import Pipeline
+    rule = compat.discharge_rules()[pipeline.emit_pipeline_p]
+    plant(compat.discharge_rules(), pipeline.emit_pipeline_p,
+          compat.wrap_rule(rule, _pipeline_writes_dropped))
+    # Refs a pipeline can slice: a leading axis, in VMEM.
+    sliceable = programs(max_semaphores=0, data_dtypes=("int32", "float32"), max_statements=3,
+                         data_shapes=semaphore_shapes(min_dims=2, min_side=1, max_side=3),
+                         memory_spaces=(None,), paths=("pallas_call",), x64=False,
+                         scoped=False, grid=False, ops=(Pipeline, Get, Swap), transforms=("at",))
+    f = hunt(oracles.ModelMismatch, ("model-vs-path",), sliceable, statements=1)
+    assert _has(f.case, Pipeline, lambda s: not s.inline), f.case
+    assert len(f.case.statements) <= 3, f.case

@@ -41,6 +41,11 @@ class ControlOp(Op):
         executes, in order."""
         raise NotImplementedError
 
+    def runs(self) -> list[tuple[int, tuple]]:
+        """The blocks a run executes, in order, each by its index in
+        `blocks` and as it runs then (`ir.bound` to its step's slices)."""
+        return [(b, self.blocks()[b]) for b in self.executed()]
+
     def vary(self):
         return self.with_blocks(tuple(s.vary() for s in b) for b in self.blocks())
 
@@ -51,6 +56,77 @@ class ControlOp(Op):
         if self.primitive == "cond" and transform == "vmap" and path != "pallas_call":
             return "vmap of a cond with ref effects is not implemented"
         return None
+
+
+class SlicingOp(ControlOp):
+    """A control statement with one block that runs once a step, seeing at
+    step ``i`` the slice of each of its refs ``xs`` that `steps` says
+    (`ir.Step`); subclasses have the fields ``xs`` and ``body``."""
+
+    def slices(self):
+        return self.xs
+
+    def steps(self) -> list[int]:
+        """Which slice of its ``xs`` each step takes, in order."""
+        raise NotImplementedError
+
+    def executed(self):
+        return [0] * len(self.steps())
+
+    def runs(self):
+        return [(0, ir.bound(self.body, self.xs, i)) for i in self.steps()]
+
+    def once(self, b):
+        return ir.bound(self.body, self.xs, (self.steps() or [0])[0])
+
+    def run(self, memory, n):
+        for r in self.xs:
+            # Each slice is written back, whether the block changed it or not.
+            memory.writers[r][...] = n
+        for _, block in self.runs():
+            if (undefined := memory.run(block, n + 1)) is not None:
+                return undefined
+        return None
+
+    def check_slices(self, case, n, length: int):
+        for r in self.xs:
+            if not 0 <= r < len(case.refs) or case.refs[r].kind in ir.SEMAPHORE_TYPES or (
+                    case.refs[r].shape[:1] != (length,)) or self.xs.count(r) > 1:
+                raise ir.IRError(f"statement {n}: xs {self.xs}: distinct data refs whose "
+                                 f"leading axis is the number of steps, {length}")
+
+
+def sliceable(refs, usable=lambda ref: True) -> list[int]:
+    """Refs a statement may slice: data refs (or int16 stand-ins for
+    semaphores) with a leading axis."""
+    return [i for i, r in enumerate(refs)
+            if r.shape and r.kind not in ir.SEMAPHORE_TYPES and usable(r)]
+
+
+@st.composite
+def some_of(draw, refs, candidates):
+    """One of ``candidates`` (ref numbers), and maybe another with the
+    same leading axis."""
+    first = draw(st.sampled_from(candidates))
+    others = [i for i in candidates if i != first and refs[i].shape[0] == refs[first].shape[0]]
+    more = st.lists(st.sampled_from(others), max_size=1) if others else st.just([])
+    return (first, *draw(more))
+
+
+def slicing_block(block, body, refs, xs) -> st.SearchStrategy[tuple]:
+    """The block of a statement that slices ``xs``: drawn over the slices
+    (`ir.sliced_refs`), seeing no value read from those refs before it, its
+    views of them through the step (`ir.stepped`)."""
+    outside = tuple(UNSEEN if {v.ref for v in ir.views(s)} & set(xs) else s for s in body)
+    return blocks(block, outside, 1, refs=ir.sliced_refs(refs, xs)).map(
+        lambda b: ir.stepped(b[0], xs))
+
+
+def reslices(stmt) -> bool:
+    """Whether a statement inside ``stmt`` slices again a ref that ``stmt``
+    slices (drawn over the slices, a nested statement cannot tell), which a
+    statement's ``xs`` (refs, not views) cannot say."""
+    return bool({r for s in ir.flat(stmt.body) for r in s.slices()} & set(stmt.xs))
 
 
 def operand_ints(*, dynamic: bool) -> st.SearchStrategy[ir.Int]:
@@ -79,12 +155,13 @@ def seen(block: tuple) -> tuple:
 
 
 @st.composite
-def blocks(draw, block, body, count: int):
-    """``count`` consecutive blocks drawn with ``block(visible)``, the first
-    after a control statement that follows ``body``."""
+def blocks(draw, block, body, count: int, refs=None):
+    """``count`` consecutive blocks drawn with ``block(visible, refs)``, the
+    first after a control statement that follows ``body``; ``refs``: as the
+    blocks see them (None: as the statement does)."""
     visible, out = (*body, UNSEEN), []
     for _ in range(count):
-        b = draw(block(visible))
+        b = draw(block(visible, refs))
         out.append(b)
         visible += tuple(UNSEEN for _ in ir.flat(b))
     return tuple(out)

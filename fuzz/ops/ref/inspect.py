@@ -29,8 +29,9 @@ class Inspect(RefOp):
         super().check(case, n)
         if self.via not in VIA:
             raise ir.IRError(f"statement {n}: inspect via {self.via!r}, not one of {VIA}")
-        if self.view.transforms:
-            raise ir.IRError(f"statement {n}: the debug primitives take a whole ref")
+        if self.view.named:
+            raise ir.IRError(f"statement {n}: the debug primitives take a whole ref "
+                             "(or a step's slice of one)")
 
     def source(self, e) -> str:
         ref = e.view(self.view)

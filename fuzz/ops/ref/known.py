@@ -304,6 +304,7 @@ KNOWN_FINDINGS: tuple[KnownFinding, ...] = (
         trigger=lambda case, k: isinstance(case.statements[k], AddUpdate),
         example=ir.Case((ir.Ref("int32", (2,)),),
                         (AddUpdate(ir.View(0), Iota("int32", (2,))),), paths=("tpu_interpret",)),
+        paths=("tpu_interpret",),
         jax_versions=((0, 10), (0, 12))),
     KnownFinding(
         "swap-casts-integer-value-of-another-dtype",
