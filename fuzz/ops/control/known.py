@@ -8,8 +8,10 @@ from fuzz import ir
 from fuzz.ops.base import KnownFinding
 from fuzz.ops.control.cond import Cond
 from fuzz.ops.control.loop import Loop
+from fuzz.ops.control.pipeline import Pipeline
 from fuzz.ops.control.when import When
 from fuzz.ops.control.wrap import Wrap
+from fuzz.ops.ref.addupdate import AddUpdate
 from fuzz.ops.ref.common import Iota
 from fuzz.ops.ref.get import Get
 from fuzz.ops.ref.inspect import Inspect
@@ -116,7 +118,104 @@ def _wrapped_store_example(via: str) -> ir.Case:
                    ("tpu_interpret",))
 
 
+def _is(kind, test=lambda stmt: True):
+    """A trigger: statement k is a ``kind`` that passes ``test``."""
+    return lambda case, k: isinstance(case.statements[k], kind) and test(case.statements[k])
+
+
+def _uses_a_ref_it_is_not_given(pipe) -> bool:
+    """A pipeline as the emit_pipeline primitive whose block uses a ref
+    other than its blocks (one the kernel has, closed over)."""
+    return not pipe.inline and any(v.ref not in pipe.xs for s in ir.flat(pipe.body)
+                                   for v in ir.views(s))
+
+
+def _adds_to_its_block_through_an_indexer(pipe) -> bool:
+    """An inlined pipeline with an addupdate of one of its blocks through an
+    indexer."""
+    return pipe.inline and any(
+        isinstance(s, AddUpdate) and s.view.ref in pipe.xs
+        and any(isinstance(t, ir.At) for t in s.view.named) for s in ir.flat(pipe.body))
+
+
+def _row_store(ref: ir.Ref, *, at=0) -> Swap:
+    """A store of the step's slice of ref number ``at`` (of ``ref``)."""
+    return Swap(ir.View(at, (ir.STEP,)), Iota(ref.kind, ref.shape[1:], 1))
+
+
+_ROWS = ir.Ref("int32", (3, 2))
+
 KNOWN_FINDINGS: tuple[KnownFinding, ...] = (
+    KnownFinding(
+        "scan-over-zero-length-refs",
+        "lax.scan of length 0 over a ref as xs (a ref whose leading axis is 0) "
+        "cannot be discharged: _scan_state_discharge_rule traces the loop body "
+        "on dynamic_index_in_dim(x, i) of each xs ref, a slice of size 1 of an "
+        "axis of size 0 ('slice slice_sizes must be less than or equal to "
+        "operand shape, got slice_sizes (1, 2) for operand shape (0, 2)'); a "
+        "scan of length 0 over arrays, not refs, runs",
+        symptoms=(("valid-runs", r"TypeError: slice slice_sizes must be less than or equal to "
+                                 r"operand shape"),),
+        trigger=_is(Loop, lambda loop: bool(loop.xs) and loop.count.value == 0),
+        example=ir.Case((ir.Ref("float32", (0, 2)),), (Loop(ir.Int(0), (_row_store(
+            ir.Ref("float32", (0, 2))),), "scan", xs=(0,)),), ("run_state",)),
+        jax_versions=((0, 12),)),
+    KnownFinding(
+        "tpu-interpret-scan-over-refs",
+        "the TPU interpreter fails on a lax.scan that takes a kernel ref as xs: "
+        "its scan rule passes the refs' stand-ins (buffer ids) to lax.scan as "
+        "xs, which slices them ('IndexError: tuple index out of range'); "
+        "interpret=True (HLO interpreter) runs the same kernel",
+        symptoms=(("valid-runs", r"IndexError: tuple index out of range"),),
+        trigger=_is(Loop, lambda loop: bool(loop.xs)),
+        example=ir.Case((_ROWS,), (Loop(ir.Int(3), (_row_store(_ROWS),), "scan", xs=(0,)),),
+                        ("tpu_interpret",)),
+        paths=("tpu_interpret",),
+        jax_versions=((0, 12),)),
+    KnownFinding(
+        "emit-pipeline-closed-over-ref",
+        "a pltpu.emit_pipeline body (as the emit_pipeline primitive, "
+        "jax_use_emit_pipeline_primitive) that uses a ref of the kernel it is "
+        "not given as an operand cannot be discharged: the closed-over ref "
+        "reaches the body's ref primitives as a value ('ShapedArray' object has "
+        "no attribute 'inner_aval'; '`addupdate` must be called on `Ref` types: "
+        "int32[3]'); the same pipeline inlined (without the primitive) runs",
+        symptoms=(("valid-runs", r"AttributeError: 'ShapedArray' object has no attribute "
+                                 r"'inner_aval'|ValueError: `(get|swap|addupdate)` must be called "
+                                 r"on `Ref` types"),),
+        trigger=_is(Pipeline, _uses_a_ref_it_is_not_given),
+        example=ir.Case((ir.Ref("int32", (3,)), _ROWS), (Pipeline(3, (1,), (
+            Get(ir.View(0, (ir.At((ir.Int(2),)),))),
+            Swap(ir.View(1, (ir.STEP, ir.At((ir.Int(1),)))), ir.Result(1)))),),
+            ("pallas_call",)),
+        jax_versions=((0, 12),)),
+    KnownFinding(
+        "tpu-interpret-emit-pipeline-primitive",
+        "the TPU interpreter cannot run the emit_pipeline primitive on CPU: it "
+        "runs the pipeline's body outside the abstract TPU mesh the kernel "
+        "traced it under ('Unsupported TPU device kind: cpu'); the pipeline "
+        "inlined runs there",
+        symptoms=(("valid-runs", r"ValueError: Unsupported TPU device kind: cpu"),),
+        trigger=_is(Pipeline, lambda pipe: not pipe.inline),
+        example=ir.Case((_ROWS,), (Pipeline(3, (0,), (_row_store(_ROWS),)),),
+                        ("tpu_interpret",)),
+        paths=("tpu_interpret",),
+        jax_versions=((0, 12),)),
+    KnownFinding(
+        "inlined-pipeline-block-indexed-addupdate",
+        "an addupdate through an indexer of a block that an inlined "
+        "pltpu.emit_pipeline gives its body fails: the block is a view of the "
+        "pipeline's buffer slot (an indexer of its own), and addupdate's "
+        "discharge takes one indexer ('Multiple indexers are not supported for "
+        "`addupdate`'); a get or swap there runs, as does the same addupdate "
+        "with the emit_pipeline primitive",
+        symptoms=(("valid-runs", r"NotImplementedError: Multiple indexers are not supported "
+                                 r"for `addupdate`"),),
+        trigger=_is(Pipeline, _adds_to_its_block_through_an_indexer),
+        example=ir.Case((_ROWS,), (Pipeline(3, (0,), (AddUpdate(
+            ir.View(0, (ir.STEP, ir.At((ir.Int(1),)))), Iota("int32", (), 3)),), inline=True),),
+            ("pallas_call",)),
+        jax_versions=((0, 12),)),
     KnownFinding(
         "eager-while-ref-in-cond-and-body",
         "an eager lax.while_loop whose cond_fun and body_fun both close over "
