@@ -304,8 +304,9 @@ def unrolled(case: ir.Case) -> ir.Case | None:
                 blocks, firsts, runs = stmt.blocks(), stmt.firsts(n), stmt.runs()
                 for b, block in runs:
                     copy(block, firsts[b])
-                if stmt.slices() and not runs:
-                    # Its block names slices of its refs, only itself as a whole.
+                if stmt.slices():
+                    # Dead, the statement as a whole (its block names the slices
+                    # of its refs): the refs it slices keep their use.
                     append(_dead((stmt,), n, number, latest, When))
                 for b in sorted(set(range(len(blocks))) - {b for b, _ in runs}):
                     if not stmt.slices():

@@ -202,6 +202,29 @@ KNOWN_FINDINGS: tuple[KnownFinding, ...] = (
         paths=("tpu_interpret",),
         jax_versions=((0, 12),)),
     KnownFinding(
+        "emit-pipeline-zero-size-block",
+        "pltpu.emit_pipeline over a ref whose blocks have no element (a "
+        "zero-size dimension after the one the grid steps over) fails: as the "
+        "emit_pipeline primitive with 'ZeroDivisionError: integer modulo by "
+        "zero', inlined with 'Out of bound slice: start=0, dim=0'",
+        symptoms=(("valid-runs", r"ZeroDivisionError: integer modulo by zero|"
+                                 r"ValueError: Out of bound slice: start=\d+, dim=\d+"),),
+        trigger=lambda case, k: isinstance(case.statements[k], Pipeline) and any(
+            0 in case.refs[r].shape[1:] for r in case.statements[k].xs),
+        example=ir.Case((ir.Ref("float32", (1, 0)),), (Pipeline(1, (0,), ()),), ("pallas_call",)),
+        jax_versions=((0, 12),)),
+    KnownFinding(
+        "emit-pipeline-scalar-block",
+        "pltpu.emit_pipeline over a 1-D ref, a 0-D block a step "
+        "(BlockSpec((None,), lambda i: (i,))), fails with a bare AssertionError "
+        "('assert len(window_slice) == 1' in pipeline._window_ref_at), as the "
+        "emit_pipeline primitive and inlined alike",
+        symptoms=(("valid-runs", r"^AssertionError: $"),),
+        trigger=lambda case, k: isinstance(case.statements[k], Pipeline) and any(
+            len(case.refs[r].shape) == 1 for r in case.statements[k].xs),
+        example=ir.Case((ir.Ref("int32", (2,)),), (Pipeline(2, (0,), ()),), ("pallas_call",)),
+        jax_versions=((0, 12),)),
+    KnownFinding(
         "inlined-pipeline-block-indexed-addupdate",
         "an addupdate through an indexer of a block that an inlined "
         "pltpu.emit_pipeline gives its body fails: the block is a view of the "
