@@ -155,7 +155,10 @@ KNOWN_FINDINGS: tuple[KnownFinding, ...] = (
         "operand shape, got slice_sizes (1, 2) for operand shape (0, 2)'); a "
         "scan of length 0 over arrays, not refs, runs",
         symptoms=(("valid-runs", r"TypeError: slice slice_sizes must be less than or equal to "
-                                 r"operand shape"),),
+                                 r"operand shape"),
+                  # ...before the mistake of an invalid program is reached:
+                  ("invalid-rejected", r"^TypeError: slice slice_sizes must be less than or "
+                                       r"equal to operand shape")),
         trigger=_is(Loop, lambda loop: bool(loop.xs) and loop.count.value == 0),
         example=ir.Case((ir.Ref("float32", (0, 2)),), (Loop(ir.Int(0), (_row_store(
             ir.Ref("float32", (0, 2))),), "scan", xs=(0,)),), ("run_state",)),
@@ -208,7 +211,9 @@ KNOWN_FINDINGS: tuple[KnownFinding, ...] = (
         "emit_pipeline primitive with 'ZeroDivisionError: integer modulo by "
         "zero', inlined with 'Out of bound slice: start=0, dim=0'",
         symptoms=(("valid-runs", r"ZeroDivisionError: integer modulo by zero|"
-                                 r"ValueError: Out of bound slice: start=\d+, dim=\d+"),),
+                                 r"ValueError: Out of bound slice: start=\d+, dim=\d+"),
+                  ("invalid-rejected", r"^(ZeroDivisionError: integer modulo by zero|"
+                                       r"ValueError: Out of bound slice: start=\d+, dim=\d+)")),
         trigger=lambda case, k: isinstance(case.statements[k], Pipeline) and any(
             0 in case.refs[r].shape[1:] for r in case.statements[k].xs),
         example=ir.Case((ir.Ref("float32", (1, 0)),), (Pipeline(1, (0,), ()),), ("pallas_call",)),
@@ -216,10 +221,17 @@ KNOWN_FINDINGS: tuple[KnownFinding, ...] = (
     KnownFinding(
         "emit-pipeline-scalar-block",
         "pltpu.emit_pipeline over a 1-D ref, a 0-D block a step "
-        "(BlockSpec((None,), lambda i: (i,))), fails with a bare AssertionError "
+        "(BlockSpec((None,), lambda i: (i,))), fails: with a bare AssertionError "
         "('assert len(window_slice) == 1' in pipeline._window_ref_at), as the "
-        "emit_pipeline primitive and inlined alike",
-        symptoms=(("valid-runs", r"^AssertionError: $"),),
+        "emit_pipeline primitive and inlined alike; as the primitive, a "
+        "semaphore op or debug callback on the 0-D block fails in the "
+        "pipeline_body rule instead ('ShapedArray' object has no attribute "
+        "'inner_aval', StopIteration, 'Triggering __jax_array__() during "
+        "abstractification is no longer supported')",
+        symptoms=(("valid-runs", r"^AssertionError: $|AttributeError: 'ShapedArray' object has "
+                                 r"no attribute 'inner_aval'|StopIteration|ValueError: Triggering "
+                                 r"__jax_array__\(\) during abstractification"),
+                  ("invalid-rejected", r"^AssertionError: ; expected")),
         trigger=lambda case, k: isinstance(case.statements[k], Pipeline) and any(
             len(case.refs[r].shape) == 1 for r in case.statements[k].xs),
         example=ir.Case((ir.Ref("int32", (2,)),), (Pipeline(2, (0,), ()),), ("pallas_call",)),

@@ -73,6 +73,15 @@ class Loop(SlicingOp):
                 call = f"jax.lax.scan({name}, 0, {xs}, length={count}{reverse}{unroll})"
         return [*body, (call, n)]
 
+    def refused_under(self, transform, path):
+        # _scan_batching_rule: "vmap of a scan over a Ref batched along its
+        # leading axis is not supported"; the eager program batches every
+        # ref, along axes that include the leading one. Inside a kernel,
+        # pallas_call's own batching rule takes the scan.
+        if self.xs and transform == "vmap" and path != "pallas_call":
+            return "vmap of a scan over a ref batched along its leading axis is not supported"
+        return super().refused_under(transform, path)
+
     def steps(self):
         order = range(max(self.count.value, 0))
         return list(reversed(order) if self.reverse else order)
