@@ -94,9 +94,10 @@ def campaign_test(body, strategy_names, *, database, max_examples: int, phases):
 
 
 def run_campaign(strategy, *, max_examples: int, seed: int | None = None,
-                 include_known=False, database=None) -> Stats:
-    """Run ``strategy``'s cases through `check_property` with Hypothesis;
-    every distinct failure comes back shrunk, with its case attached."""
+                 include_known=False, database=None, only_oracles=None) -> Stats:
+    """Run ``strategy``'s cases through `check_property` with Hypothesis
+    (the oracles named ``only_oracles``, default all); every distinct
+    failure comes back shrunk, with its case attached."""
     stats = Stats()
 
     @settings(max_examples=max_examples, deadline=None, database=database,
@@ -105,7 +106,7 @@ def run_campaign(strategy, *, max_examples: int, seed: int | None = None,
               suppress_health_check=_SLOW_OK)
     @given(strategy)
     def prop(case):
-        check_property(case, stats, include_known)
+        check_property(case, stats, include_known, only_oracles=only_oracles)
 
     if seed is not None:
         prop = hseed(seed)(prop)

@@ -145,7 +145,54 @@ def _row_store(ref: ir.Ref, *, at=0) -> Swap:
 
 _ROWS = ir.Ref("int32", (3, 2))
 
+def _storing_loop_on_dyn(loop) -> bool:
+    """A while loop (a fori_loop on a count from ``dyn``, or a while_loop)
+    with a store inside."""
+    return loop.primitive == "while" and any(s.primitive in _STORES for s in ir.flat(loop.body))
+
+
+def _only_whole_stores_in_while_loops(case: ir.Case, k: int) -> bool:
+    """Statement k is a while loop (a count from ``dyn``), and the program
+    is nothing but such loops storing to whole refs: what the silent form
+    of the while rule's predicated select needs, and nothing else that a
+    vmap could get wrong (a generic "results differ" must not hide more)."""
+    stmt = case.statements[k]
+    return isinstance(stmt, Loop) and stmt.primitive == "while" and all(
+        isinstance(s, Loop) and s.primitive == "while" and not s.xs
+        or isinstance(s, Swap) and not s.view.transforms and ir.enclosing(case.body, n)
+        for n, s in enumerate(case.statements))
+
+
 KNOWN_FINDINGS: tuple[KnownFinding, ...] = (
+    KnownFinding(
+        "vmap-while-batched-count-ref-off-leading-axis",
+        "jit(vmap(f)) where f runs a fori_loop whose trip count is batched and "
+        "stores into a jax.new_ref made from a value batched along an axis "
+        "other than 0 fails to lower: the while rule's predicated select "
+        "(_pred_bcast_select_hlo) asserts the batched predicate's shape is a "
+        "prefix of the carried ref value's ('AssertionError: ((2,), "
+        "ShapedArray(int32[3,2]))'); with the ref batched along axis 0 it runs",
+        symptoms=(("vmap-stack", r"^vmap raised AssertionError: \(\([\d, ]*\), "
+                                 r"ShapedArray\("),),
+        trigger=_is(Loop, _storing_loop_on_dyn),
+        example=ir.Case((ir.Ref("bool", (1,)), ir.Ref("bool", (0,))), (Loop(ir.Int(0, True), (
+            Swap(ir.View(0), Iota("bool", (1,), 0)),)),), ("eager",)),
+        jax_versions=((0, 12),)),
+    KnownFinding(
+        "vmap-while-batched-count-ref-off-leading-axis-silent",
+        "the same select as vmap-while-batched-count-ref-off-leading-axis, "
+        "where the batched predicate's shape happens to fit the carried ref "
+        "value's leading axis: no error, and a silently wrong value, the "
+        "predicate broadcast along the ref's own axis instead of its batch "
+        "axis (under vmap of vmap, a fori_loop on a batched count storing "
+        "[True, False] into a bool ref of shape (2,) batched along axes 1 and "
+        "2 gives [True, True] where the calls one by one give [False, True])",
+        symptoms=(("vmap-stack", r"^vmap result differs from the calls one by one$"),),
+        trigger=_only_whole_stores_in_while_loops,
+        example=ir.Case((ir.Ref("bool", (2,)), ir.Ref("bool", (0,))), (Loop(ir.Int(0, True), (
+            Swap(ir.View(0), Iota("bool", (2,), 0)),)),), ("eager",)),
+        paths=("eager",),
+        jax_versions=((0, 12),)),
     KnownFinding(
         "scan-over-zero-length-refs",
         "lax.scan of length 0 over a ref as xs (a ref whose leading axis is 0) "

@@ -55,10 +55,13 @@ def _addupdate_of_python_scalar(case: ir.Case, k: int) -> bool:
 
 def _addupdate_gathering_bools(case: ir.Case, k: int) -> bool:
     """An addupdate on a bool ref through an integer-array index or a strided
-    slice (both discharge to a scatter-add)."""
+    slice (both discharge to a scatter-add), or a dynamic index (a scatter-add
+    once vmap batches it)."""
     stmt = case.statements[k]
     return (isinstance(stmt, AddUpdate) and case.refs[stmt.view.ref].kind == "bool"
             and any(isinstance(i, ir.IntArray) or isinstance(i, ir.Slice) and (i.step or 1) > 1
+                    or isinstance(i, (ir.Int, ir.Ds)) and ir.walk(i, ir.Int) and any(
+                        j.dynamic for j in ir.walk(i, ir.Int))
                     for t in stmt.view.transforms if isinstance(t, ir.At) for i in t.indices))
 
 
@@ -244,11 +247,13 @@ KNOWN_FINDINGS: tuple[KnownFinding, ...] = (
         "addupdate-bool-ref-gather",
         "addupdate on a bool ref works through a scalar or unit-stride slice "
         "index (as a logical or) but fails through an integer-array index or a "
-        "strided slice: the scatter-add it discharges to calls lax.add, which "
-        "refuses bool ('add does not accept dtype bool')",
+        "strided slice, or under vmap through a dynamic index: the scatter-add "
+        "it discharges (or batches) to calls lax.add, which refuses bool ('add "
+        "does not accept dtype bool')",
         symptoms=(("valid-runs", r"TypeError: add does not accept dtype bool"),
                   # ...and in invalid programs, before their own mistake is reached.
-                  ("invalid-rejected", r"^TypeError: add does not accept dtype bool")),
+                  ("invalid-rejected", r"^TypeError: add does not accept dtype bool"),
+                  ("vmap-stack", r"^vmap raised TypeError: add does not accept dtype bool")),
         trigger=_addupdate_gathering_bools,
         example=ir.Case((ir.Ref("bool", (2,)),), (AddUpdate(
             ir.View(0, (ir.At((ir.IntArray((1,), True),)),)), Iota("bool", (1,), 1)),),
