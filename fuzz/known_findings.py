@@ -75,7 +75,8 @@ def _downstream(k: KnownFinding, failure, roots: list[int]) -> bool:
     # A control statement stands for the statements nested in it (``at``
     # may also be the end of the program).
     last = at + ir.size(body[at]) - 1 if at < len(body) else at
-    refs = {v.ref for v in ir.walk(body[failure.statement], ir.View)}
+    refs = {v.ref for v in ir.walk(body[failure.statement], ir.View)} | {
+        r for s in ir.flat((body[failure.statement],)) for r in s.slices()}
     return any(last >= r and refs & {v.ref for v in ir.views(body[r])} for r in roots)
 
 

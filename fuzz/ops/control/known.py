@@ -125,9 +125,16 @@ def _is(kind, test=lambda stmt: True):
 
 def _uses_a_ref_it_is_not_given(pipe) -> bool:
     """A pipeline as the emit_pipeline primitive whose block uses a ref
-    other than its blocks (one the kernel has, closed over)."""
-    return not pipe.inline and any(v.ref not in pipe.xs for s in ir.flat(pipe.body)
-                                   for v in ir.views(s))
+    other than its blocks (one the kernel has, closed over), or signals or
+    waits on one of its blocks (an int16 stand-in for a semaphore)."""
+    return not pipe.inline and any(
+        v.ref not in pipe.xs or s.family == "semaphore"
+        for s in ir.flat(pipe.body) for v in ir.views(s))
+
+
+def _wrapping_an_inlined_pipeline(wrap) -> bool:
+    return wrap.via != "run_scoped" and any(
+        isinstance(s, Pipeline) and s.inline for s in ir.flat(wrap.body))
 
 
 def _adds_to_its_block_through_an_indexer(pipe) -> bool:
@@ -220,15 +227,31 @@ KNOWN_FINDINGS: tuple[KnownFinding, ...] = (
         "not given as an operand cannot be discharged: the closed-over ref "
         "reaches the body's ref primitives as a value ('ShapedArray' object has "
         "no attribute 'inner_aval'; '`addupdate` must be called on `Ref` types: "
-        "int32[3]'); the same pipeline inlined (without the primitive) runs",
+        "int32[3]'; 'Cannot signal on a non-semaphore Ref: int16[]'), and so "
+        "does a semaphore op on one of its blocks (an int16 stand-in); the "
+        "same pipeline inlined (without the primitive) runs",
         symptoms=(("valid-runs", r"AttributeError: 'ShapedArray' object has no attribute "
                                  r"'inner_aval'|ValueError: `(get|swap|addupdate)` must be called "
-                                 r"on `Ref` types"),),
+                                 r"on `Ref` types|ValueError: Cannot (signal|wait) on a "
+                                 r"non-semaphore Ref"),),
         trigger=_is(Pipeline, _uses_a_ref_it_is_not_given),
         example=ir.Case((ir.Ref("int32", (3,)), _ROWS), (Pipeline(3, (1,), (
             Get(ir.View(0, (ir.At((ir.Int(2),)),))),
             Swap(ir.View(1, (ir.STEP, ir.At((ir.Int(1),)))), ir.Result(1)))),),
             ("pallas_call",)),
+        jax_versions=((0, 12),)),
+    KnownFinding(
+        "inlined-pipeline-inside-wrapper",
+        "a pltpu.emit_pipeline inlined (no emit_pipeline primitive) inside a "
+        "jax.jit (or another wrapper) in a kernel cannot be discharged: the "
+        "DMA semaphores the pipeline allocates cross the wrapper ('dtype=dma_sem "
+        "is not a valid dtype for JAX type promotion'), as semaphores inside "
+        "wrappers do (semaphore-inside-wrapper)",
+        symptoms=(("valid-runs", r"ValueError: dtype=dma_sem is not a valid dtype for JAX type "
+                                 r"promotion"),),
+        trigger=_is(Wrap, _wrapping_an_inlined_pipeline),
+        example=ir.Case((_ROWS,), (Wrap("jit", (Pipeline(3, (0,), (), inline=True),)),),
+                        ("abstract",)),
         jax_versions=((0, 12),)),
     KnownFinding(
         "tpu-interpret-emit-pipeline-primitive",

@@ -147,6 +147,13 @@ KNOWN_FINDINGS: tuple[KnownFinding, ...] = (
             (_INVALID, r"while_loop body function carry input and carry output must have equal types"),
             ("valid-runs", r"Length of slice indices must match number of operand dimensions \(\d+ vs \(\)\)"),
             ("valid-runs", r"IndexError: Too many indices: array is 0-dimensional"),
+            # ...indexed, transposed or scanned over as the shape it had.
+            ("valid-runs", r"TypeError: Invalid start_index_map; domain is \[0, 0\)|"
+                           r"TypeError: transpose permutation isn't a permutation of operand "
+                           r"dimensions, got permutation \([\d, ]*\) for operand shape \(\)|"
+                           r"TypeError: slice start_indices must have length equal to the number "
+                           r"of dimensions of the operand, got indices \([\d, ]*\) for operand "
+                           r"shape \(\)|IndexError: list assignment index out of range"),
             ("valid-runs", r"ValueError: Cannot lower jaxpr with verifier errors"),
             ("valid-runs", r"ValueError: axis \d+ is out of bounds for array of dimension 0"),
             # ...and in invalid programs, before their own mistake is reached.
