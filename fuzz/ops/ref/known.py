@@ -384,6 +384,9 @@ KNOWN_FINDINGS: tuple[KnownFinding, ...] = (
                                   r"while_loop body function carry input and carry output "
                                   r"must have equal types"),
             ("jit-eager", r"Cannot lower jaxpr with verifier errors"),
+            # ...and under jax.jvp of the run_state program.
+            ("grad-matches", r"derivatives of .*: ValueError: Cannot lower jaxpr with verifier "
+                             r"errors"),
             ("control-unrolled", r"^results differ when every loop and cond is unrolled"),
             ("path-vs-path", r"^final r\d+ differs between"),
             # Re-indexed as one static index, the store no longer goes wrong.
