@@ -70,9 +70,9 @@ def test_a_planted_bug_is_found_and_filed(tmp_path, mode):
 def test_a_segfault_a_hang_and_a_memory_hog_become_findings_and_the_campaign_goes_on(tmp_path):
     done, summary, seconds = campaign(
         tmp_path, "--strategies", "valid", "--case-timeout", "3s", "--max-rss-mb", "600",
-        "--worker-setup", "campaign_plants:abort_on_rank2_signal",
-        "--worker-setup", "campaign_plants:hang_on_rank2_wait",
-        "--worker-setup", "campaign_plants:bloat_on_read", budget="20s")
+        "--worker-setup", "campaign_plants:abort_on_signal",
+        "--worker-setup", "campaign_plants:hang_on_wait",
+        "--worker-setup", "campaign_plants:bloat_on_get", budget="20s")
     symptoms = {f["symptom"]: f for f in summary["findings"]["new"]}
     assert {"crash", "timeout", "oom"} <= set(symptoms), done.stdout + done.stderr
     assert "SIGABRT" in symptoms["crash"]["message"]
