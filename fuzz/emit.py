@@ -48,12 +48,13 @@ def memory_space_source(ref: ir.Ref) -> str:
     return f"pltpu.{(ref.memory_space or 'vmem').upper()}"
 
 
-def pattern_source(ref: ir.Ref) -> str:
-    """`fuzz.model.initial`'s pattern for data ref ``ref``, computed with
+def pattern_source(ref: ir.Ref, i: int = 0) -> str:
+    """`fuzz.model.pattern` for data ref ``ref``, number ``i``, computed with
     ``lax.iota`` (a NumPy constant inside a kernel would be a captured
     constant, which pallas_call refuses)."""
     shape = tuple(int(d) for d in ref.shape)
-    pattern = f"jax.lax.iota(jnp.int32, {math.prod(shape)}).reshape({shape!r}) % 7 + 1"
+    iota = f"jax.lax.iota(jnp.int32, {math.prod(shape)}).reshape({shape!r})"
+    pattern = f"({iota} + {int(i)}) % 7 + 1" if i else f"{iota} % 7 + 1"
     if ref.kind == "bool":
         return f"({pattern}) % 2 == 1"
     return f"({pattern}).astype({dtype_source(ref.kind)})"
@@ -170,7 +171,7 @@ def kernel_lines(case: ir.Case) -> tuple[list[str], dict[int, int]]:
     if scoped:
         lines.append(f"    def body({', '.join(f'r{i}' for i in scoped)}):")
         indent = "        "
-        lines += [f"{indent}r{i}[...] = {pattern_source(case.refs[i])}" for i in copied]
+        lines += [f"{indent}r{i}[...] = {pattern_source(case.refs[i], i)}" for i in copied]
     e, where = Source(case), {}
     for line, n in e.block(case.body, 0):
         lines.append(indent + line)

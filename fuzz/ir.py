@@ -219,6 +219,10 @@ class Statement:
                 fields[name] = tuple(blocks.pop(0))
         return dataclasses.replace(self, **fields)
 
+    def counted(self) -> tuple[View, ...]:
+        """The views whose refs hold counts (semaphores) in this statement."""
+        return ()
+
     def slices(self) -> tuple[int, ...]:
         """Refs whose blocks see one slice along the leading axis at a
         time, under the ref's own name (`Step`): a scan's ``xs``. None of
@@ -488,6 +492,16 @@ def unwrapped(body: tuple, n: int, b: int) -> tuple | None:
     mapping.update({first + j: n + j for j in range(kept)})
     mapping.update({k: k - gone + kept for k in range(n + gone, len(flat(body)))})
     return _renumbered(_replaced(body, n, stmt.once(b)), mapping)
+
+
+def spliced(body: tuple, n: int, new: tuple, *, after: bool = False) -> tuple:
+    """``body`` with the statements ``new`` (which nest none) put before
+    statement number ``n`` (or after it and what it nests), later `Result`s
+    renumbered."""
+    stmt = flat(body)[n]
+    at = n + size(stmt) if after else n
+    mapping = {k: k if k < at else k + len(new) for k in range(len(flat(body)))}
+    return _renumbered(_replaced(body, n, (stmt, *new) if after else (*new, stmt)), mapping)
 
 
 def with_statement(body: tuple, i: int, stmt: Statement) -> tuple:

@@ -129,15 +129,15 @@ def dtype(kind: str) -> np.dtype:
 
 
 def counts_refs(case: ir.Case) -> set[int]:
-    """Refs that some semaphore statement uses: they hold counts from 0."""
-    return {v.ref for s in case.statements if s.family == "semaphore" for v in ir.views(s)}
+    """Refs that some statement counts on (a semaphore's): they hold counts from 0."""
+    return {v.ref for s in case.statements for v in s.counted()}
 
 
 def data_refs(case: ir.Case) -> set[int]:
     """Refs only data statements use (or a statement slices): they hold
     values from `initial`'s pattern (a ref no statement uses holds zeros,
     like a counts ref)."""
-    return {r for s in case.statements if s.family != "semaphore"
+    return {r for s in case.statements
             for r in (*(v.ref for v in ir.views(s)), *s.slices())} - counts_refs(case)
 
 
@@ -150,13 +150,15 @@ def initial(case: ir.Case, i: int) -> np.ndarray:
     ref = case.refs[i]
     if i not in data_refs(case):
         return np.zeros(ref.shape, dtype=np.int16 if ref.is_semaphore else dtype(ref.kind))
-    return pattern(ref)
+    return pattern(ref, i)
 
 
-def pattern(ref: ir.Ref) -> np.ndarray:
-    """`initial`'s pattern for data ref ``ref`` (also a grid's operand: each
-    block continues it, so blocks differ as neighbours do)."""
-    values = np.arange(math.prod(ref.shape), dtype=np.int64).reshape(ref.shape) % 7 + 1
+def pattern(ref: ir.Ref, i: int = 0) -> np.ndarray:
+    """`initial`'s pattern for data ref ``ref``, number ``i`` (also a grid's
+    operand: each block continues it, so blocks differ as neighbours do).
+    Each ref's starts ``i`` further on, so that two refs of one shape differ
+    too (a copy lost between them shows)."""
+    values = (np.arange(math.prod(ref.shape), dtype=np.int64).reshape(ref.shape) + i) % 7 + 1
     return np.asarray(values % 2 == 1 if ref.kind == "bool" else values, dtype(ref.kind))
 
 
@@ -174,6 +176,9 @@ class Memory:
         self.reads: list[int] = []
         self.read_writers: list[int | None] = []
         self.values: dict[int, np.ndarray] = {}
+        # Operations started and not yet complete (a DMA in flight): each
+        # says whether a later statement races with it (``conflict``).
+        self.in_flight: list = []
 
     def elements(self, view: ir.View) -> np.ndarray:
         """The flat elements of ``view``'s ref, as the view's dtype sees them
@@ -200,9 +205,21 @@ class Memory:
         return why the program has no meaning from there on, or None."""
         n = start
         for stmt in block:
+            if (racy := next((why for op in self.in_flight
+                              if (why := op.conflict(self, n, stmt))), None)):
+                return racy
             if (undefined := stmt.run(self, n)) is not None:
                 return undefined
             n += ir.size(stmt)
+        return None
+
+    def ended(self) -> str | None:
+        """Why the kernel's end has no meaning: a copy never waited on
+        (JAX documents that a kernel ending with a non-zero DMA semaphore
+        crashes, docs/pallas/tpu/distributed.md, "Failure modes")."""
+        if self.in_flight:
+            return (f"unwaited: the copy of statement {self.in_flight[0].n} is never "
+                    "waited on, so the kernel ends with its DMA semaphore non-zero")
         return None
 
     def meaning(self, undefined: str | None = None) -> Meaning:
@@ -216,7 +233,7 @@ def evaluate(case: ir.Case) -> Meaning:
     memory = Memory(case)
     if case.grid is not None:
         return _over_grid(case, memory)
-    return memory.meaning(memory.run(case.body, 0))
+    return memory.meaning(memory.run(case.body, 0) or memory.ended())
 
 
 def _over_grid(case: ir.Case, memory: Memory) -> Meaning:
@@ -227,13 +244,13 @@ def _over_grid(case: ir.Case, memory: Memory) -> Meaning:
     grid, data = case.grid, sorted(data_refs(case))
     fresh = {i: memory.arrays[i] for i, r in enumerate(case.refs) if r.scoped}
     stacks = {i: np.stack([fresh[i]] * grid.size) if i in fresh
-              else pattern(grid.stacked(case.refs[i])) for i in data}
+              else pattern(grid.stacked(case.refs[i]), i) for i in data}
     writers = {i: np.full(stacks[i].shape, None, dtype=object) for i in data}
     for b in grid.blocks():
         for i in {*fresh, *data}:
             memory.arrays[i] = np.array(fresh[i] if i in fresh else stacks[i][b])
             memory.writers[i] = np.full(case.refs[i].shape, None, dtype=object)
-        if (undefined := memory.run(case.body, 0)) is not None:
+        if (undefined := memory.run(case.body, 0) or memory.ended()) is not None:
             return memory.meaning(undefined)
         for i in data:
             # [b, ...]: a 0-D block's elements, not the array, go into the stack

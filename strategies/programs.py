@@ -230,7 +230,7 @@ def programs(draw, *, kinds=ir.SEMAPHORE_KINDS, shapes=None, max_semaphores=3,
     x64 = bool(data_dtypes) and x64 and draw(st.booleans())
     data_dtypes = (*data_dtypes, *ir.X64_DTYPES) if x64 else tuple(data_dtypes)
     kinds_of = {f: [op for op in (all_ops() if ops is None else ops) if op.family == f]
-                for f in ("semaphore", "ref", "control")}
+                for f in ("semaphore", "ref", "control", "dma")}
     # Half the programs use only unscoped int16 arrays, which every path
     # (run_state included) can express; shrinking heads there.
     only_int16 = "int16" in kinds and draw(st.booleans()) is False
@@ -250,10 +250,20 @@ def programs(draw, *, kinds=ir.SEMAPHORE_KINDS, shapes=None, max_semaphores=3,
     data = tuple(draw(st.lists(data_refs(data_dtypes, shapes=data_shapes,
                                          memory_spaces=memory_spaces, scoped=scoped), min_size=1,
                                max_size=max_data_refs))) if mix != "semaphores" else ()
+    # Copies need a DMA semaphore: one program in two with data refs has one.
+    if data and kinds_of["dma"] and draw(st.booleans()):
+        sems += (ir.Ref("dma", draw(semaphore_shapes(min_side=1, max_dims=2, max_side=2))),)
+        # A buffer to copy into for each data ref: most copies go between two
+        # refs of one dtype and shape.
+        data += tuple(dataclasses.replace(r, aliased=False, memory_space=draw(
+            st.sampled_from(tuple(memory_spaces)))) for r in data if 0 not in r.shape
+            and [(x.kind, x.shape) for x in data].count((r.kind, r.shape)) == 1)
     refs = sems + data
     # Semaphore ops use the semaphores, data ops the data refs: a ref is one
-    # or the other (an int16 ref may be either).
-    families = {"semaphore": range(len(sems)), "ref": range(len(sems), len(refs))}
+    # or the other (an int16 ref may be either). Copies go between data refs,
+    # counted on the semaphores.
+    families = {"semaphore": range(len(sems)), "ref": range(len(sems), len(refs)),
+                "dma": range(len(sems), len(refs))}
     options = {"dynamic": dynamic, "max_chain": max_chain, "kinds": transforms}
     body = ()
     for _ in range(draw(st.integers(min(1, max_statements), max_statements))):
@@ -261,6 +271,8 @@ def programs(draw, *, kinds=ir.SEMAPHORE_KINDS, shapes=None, max_semaphores=3,
         if stmt is None:
             break
         body += (stmt,)
+    for op in all_ops() if ops is None else ops:
+        body = op.completed(body, refs)
     ending = draw(st.sampled_from(tuple(endings)))
     if "balanced" in ending:
         body += balance(body)

@@ -33,11 +33,12 @@ def batching_rule(prim):
     return table, table[prim]
 
 
-def hunt(cls, names, strategy, *, primitive=None, max_examples=100, statements=3, match=None):
+def hunt(cls, names, strategy, *, primitive=None, max_examples=100, statements=3, match=None,
+         refs=2):
     """The failure of class ``cls`` (of ``primitive``, and with a message
     matching the regex ``match``, if given) found with
     only the oracles ``names`` running (the others would find the planted bug
-    too, and cost time), shrunk to at most ``statements`` statements.
+    too, and cost time), shrunk to at most ``statements`` statements over at most ``refs`` refs.
 
     The finding's own minimizer (fuzz.minimize, as a campaign uses it)
     shrinks it first; Hypothesis' shrinker runs too only where that is not
@@ -46,7 +47,7 @@ def hunt(cls, names, strategy, *, primitive=None, max_examples=100, statements=3
                    (Phase.explicit, Phase.generate, Phase.shrink)):
         f = _minimized(_found(cls, names, strategy, primitive, match, max_examples, phases),
                        names)
-        if len(f.case.body) <= statements and len(f.case.refs) <= 2:
+        if len(f.case.body) <= statements and len(f.case.refs) <= refs:
             return f
     raise AssertionError(f"not shrunk to {statements} statements: {f.case}")
 

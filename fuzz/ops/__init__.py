@@ -8,10 +8,10 @@ findings. Adding a statement kind is adding a module to a family.
 """
 from __future__ import annotations
 
-from fuzz.ops import control, ref, semaphore
+from fuzz.ops import control, dma, ref, semaphore
 from fuzz.ops.base import KnownFinding, Mistake, Op
 
-FAMILIES = (semaphore, ref, control)
+FAMILIES = (semaphore, ref, control, dma)
 
 __all__ = ["FAMILIES", "KnownFinding", "Mistake", "Op", "finding_families", "known_findings",
            "mistakes", "ops"]

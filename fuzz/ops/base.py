@@ -8,7 +8,7 @@ simpler (``simpler``). Defining the class registers it.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Callable, Iterator
+from typing import Callable, ClassVar, Iterator
 
 from hypothesis import strategies as st
 
@@ -20,6 +20,10 @@ Trigger = Callable[[ir.Case, int], bool]
 class Op(ir.Statement):
     """Interface of a statement kind (class attributes ``tag``, ``primitive``,
     ``family`` come from `ir.Statement`)."""
+
+    # Whether the statement only reads the refs it names (a copy in flight
+    # may read them at the same time: fuzz/ops/dma/common.py).
+    reads_only: ClassVar[bool] = False
 
     def source(self, e) -> str:
         """The statement as one line of Python, through emitter ``e``
@@ -57,6 +61,12 @@ class Op(ir.Statement):
     def complexity(self) -> int:
         """Extra features that make this statement harder to read (0: none)."""
         return 0
+
+    @classmethod
+    def completed(cls, body: tuple, refs) -> tuple:
+        """``body``, a drawn program's, with what this kind of statement
+        needs around it put in (a copy's wait): default, as it is."""
+        return body
 
     @classmethod
     def draws(cls, refs, *, body=(), among=None, **options) -> st.SearchStrategy | None:

@@ -143,7 +143,7 @@ def initial_source(case: ir.Case, i: int) -> str:
     if i not in model.data_refs(case):
         shape = tuple(int(d) for d in ref.shape)
         return f"jnp.zeros({shape!r}, {emit.dtype_source(physical_dtype(ref))})"
-    return emit.pattern_source(ref)
+    return emit.pattern_source(ref, i)
 
 
 HEADER = '''\

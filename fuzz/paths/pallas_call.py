@@ -120,7 +120,7 @@ def harness(case: ir.Case, interpret: str = INTERPRET) -> str:
                            f"{emit.dtype_source(r.kind)}), " for r in stacked),
         launch=_launch(case, data, exits, scratch),
         # data refs all: each starts from the pattern (over a grid, its blocks')
-        inputs="".join(f"{emit.pattern_source(r)}, " for r in stacked[:len(data)]),
+        inputs="".join(f"{emit.pattern_source(r, i)}, " for i, r in zip(data, stacked)),
         interpret=interpret)
 
 

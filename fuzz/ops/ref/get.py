@@ -17,6 +17,7 @@ class Get(RefOp):
     tag = "get"
     primitive = "get"
     produces_value = True
+    reads_only = True
 
     def source(self, e) -> str:
         ref, idx = e.split(self.view)

@@ -20,6 +20,7 @@ class Inspect(RefOp):
     view: ir.View
     via: str = "callback"
     tag = "inspect"
+    reads_only = True
 
     @property
     def primitive(self) -> str:

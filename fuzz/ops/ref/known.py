@@ -24,14 +24,15 @@ def _data_view_not_only_indexed(case: ir.Case, k: int) -> bool:
 
 
 def _bitcast_below_2d(case: ir.Case, k: int) -> bool:
-    """A data statement's view bitcasts a view of fewer than 2 dimensions."""
+    """A view of a data ref (a data statement's, or a copy's source or
+    destination) bitcasts a view of fewer than 2 dimensions."""
     stmt = case.statements[k]
-    if stmt.family != "ref":
+    if stmt.family not in ("ref", "dma"):
         return False
-    chain = stmt.view.transforms
     return any(isinstance(t, ir.Bitcast)
-               and len(ir.view_shape(case, ir.View(stmt.view.ref, chain[:n]))) < 2
-               for n, t in enumerate(chain))
+               and len(ir.view_shape(case, ir.View(view.ref, view.transforms[:n]))) < 2
+               for view in ir.views(stmt) if not case.refs[view.ref].is_semaphore
+               for n, t in enumerate(view.transforms))
 
 
 def _integer_value_of_another_dtype(case: ir.Case, k: int) -> bool:

@@ -32,6 +32,7 @@ class MaskedLoad(RefOp):
     other: Value | None = None
     tag = "masked_load"
     primitive = "masked_load"
+    reads_only = True
 
     @property
     def produces_value(self) -> bool:

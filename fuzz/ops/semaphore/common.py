@@ -15,6 +15,9 @@ class SemaphoreOp(Op):
     family = "semaphore"
     kinds = SIGNAL_WAIT_KINDS   # the ref kinds the primitive takes
 
+    def counted(self):
+        return (self.view,)
+
     def refused_under(self, transform, path):
         if transform == "grad":   # e.g. "Differentiation rule for 'semaphore_read' not implemented"
             return "JAX differentiates no semaphore primitive"

@@ -19,6 +19,7 @@ class Read(SemaphoreOp):
     primitive = "semaphore_read"
     kinds = READ_KINDS   # DMA semaphores may be read, not signalled or waited on
     produces_value = True
+    reads_only = True
     writes_out = True
 
     def source(self, e) -> str:

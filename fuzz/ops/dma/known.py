@@ -1,0 +1,72 @@
+"""Findings in real, unpatched JAX on DMA statements that the properties
+already know about (matched by `fuzz.known_findings`)."""
+from __future__ import annotations
+
+from fuzz import ir
+from fuzz.ops.base import KnownFinding
+from fuzz.ops.dma.start import DmaStart
+from fuzz.ops.dma.wait import DmaWait
+from fuzz.ops.semaphore.read import Read
+
+
+def _wait_with_a_src_sem_view(case: ir.Case, k: int) -> bool:
+    """A wait on a copy with a ``src_sem``, one of its semaphores a view."""
+    stmt = case.statements[k]
+    return isinstance(stmt, DmaWait) and stmt.src_sem is not None and any(
+        v.transforms for v in stmt.semaphores())
+
+
+def _copy_count_read(case: ir.Case, k: int) -> bool:
+    """A copy (its start or wait: the last to move the count a wrong read
+    shows) of a semaphore that the program reads."""
+    stmt = case.statements[k]
+    read = {s.view.ref for s in case.statements if isinstance(s, Read)}
+    return isinstance(stmt, (DmaStart, DmaWait)) and bool(
+        read & {v.ref for v in stmt.semaphores()})
+
+
+_SEMS = ir.Ref("dma", (2,))
+_DATA = ir.Ref("float32", (2,))
+_AT0, _AT1 = (ir.View(0, (ir.At((ir.Int(i),)),)) for i in (0, 1))
+
+KNOWN_FINDINGS = (
+    KnownFinding(
+        "discharged-dma-counts-elements-not-bytes",
+        "a copy in flight adds the number of *elements* it moves to its DMA "
+        "semaphore on every discharge path (pl.semaphore_read after "
+        "make_async_copy(x.at[0], y.at[1], sem).start() of 3 float32s gives 3, "
+        "where JAX's docs, docs/pallas/tpu/distributed.md 'DMA Semaphores', "
+        "say a DMA semaphore counts bytes, 12, and the TPU interpreter adds "
+        "bytes): dma_start_discharge_rule and dma_wait_discharge_rule "
+        "(jax/_src/pallas/mosaic/primitives.py) add and subtract "
+        "min(updates.size, SEMAPHORE_MAX_VALUE). The docs add that the value "
+        "may not be exactly the bytes on every generation; start and wait "
+        "agree with each other, so only a read of a copy in flight shows it",
+        symptoms=(("model-vs-path", r"^read \d+ is -?\d+, expected -?\d+"),),
+        trigger=_copy_count_read,
+        example=ir.Case((ir.Ref("dma", ()), _DATA, _DATA), (
+            DmaStart(ir.View(1), ir.View(2), ir.View(0)), Read(ir.View(0)),
+            DmaWait(ir.View(1), ir.View(2), ir.View(0))), paths=("pallas_call",)),
+        paths=("abstract", "run_state", "pallas_call", "mesh_kernel", "nested", "jax_refs",
+               "eager")),
+    KnownFinding(
+        "dma-wait-src-sem-view-operand-count",
+        "a wait on a copy with a src_sem (make_async_copy(x, y, sem.at[0], "
+        "src_sem=sem.at[1]).wait()) fails to discharge with 'ValueError: "
+        "safe_zip() argument 2 has length 5 but argument 0 has length 6' when "
+        "either semaphore is a view: dma_wait_discharge_rule "
+        "(jax/_src/pallas/mosaic/primitives.py) pads its new values for the "
+        "src_sem with tree_util.tree_leaves(src_sem_aval), one leaf for a "
+        "transformed ref, where the operands hold one per transform "
+        "(_dma_tree_leaves, as every other operand is counted); two whole "
+        "() semaphores work",
+        symptoms=(("valid-runs", r"safe_zip\(\) argument 2 has length \d+ but argument 0 "
+                                 r"has length \d+"),
+                  ("partial-discharge", r"safe_zip\(\) argument 2 has length \d+ but "
+                                        r"argument 0 has length \d+")),
+        trigger=_wait_with_a_src_sem_view,
+        example=ir.Case((_SEMS, _DATA, _DATA), (
+            DmaStart(ir.View(1), ir.View(2), _AT0, _AT1),
+            DmaWait(ir.View(1), ir.View(2), _AT0, _AT1)), paths=("abstract", "pallas_call")),
+        jax_versions=((0, 12),)),
+)

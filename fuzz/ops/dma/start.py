@@ -1,0 +1,108 @@
+"""``pltpu.make_async_copy(src, dst, sem).start()`` (or
+``pltpu.async_copy(src, dst, sem)``): start copying ``src`` into ``dst``.
+The model copies at once and adds the copy's bytes to ``sem`` (and to
+``src_sem``, if given); the copy is in flight until a wait completes it
+(`fuzz.ops.dma.common`)."""
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+
+from hypothesis import strategies as st
+
+from fuzz import ir
+from fuzz.ops.dma.common import (DmaOp, InFlight, copies, descriptor_source, overlap,
+                                 scalar_semaphores)
+
+
+@dataclass(frozen=True)
+class DmaStart(DmaOp):
+    src: ir.View
+    dst: ir.View
+    sem: ir.View
+    src_sem: ir.View | None = None
+    # "descriptor": make_async_copy(...).start(priority=...); "async_copy":
+    # pltpu.async_copy(..., priority=...), which starts it and returns the descriptor.
+    api: str = "descriptor"
+    priority: int = 0
+    add: bool = False
+    tag = "dma_start"
+    primitive = "dma_start"
+
+    def check(self, case, n):
+        super().check(case, n)
+        if self.api not in ("descriptor", "async_copy") or self.priority not in (0, 1):
+            raise ir.IRError(f"statement {n}: api {self.api!r}, priority {self.priority!r}")
+
+    def source(self, e) -> str:
+        params = [f"priority={self.priority}"] if self.priority else []
+        params += ["add=True"] if self.add else []
+        if self.api == "async_copy":
+            extra = f", src_sem={e.view(self.src_sem)}" if self.src_sem is not None else ""
+            args = ", ".join([f"{e.view(self.src)}, {e.view(self.dst)}, {e.view(self.sem)}{extra}",
+                              *params])
+            return f"pltpu.async_copy({args})"
+        return f"{descriptor_source(e, *self.operands())}.start({', '.join(params)})"
+
+    def run(self, memory, n):
+        from fuzz.ops.ref.common import written
+        dst = (self.dst.ref, memory.where(self.dst).reshape(-1))
+        src = (self.src.ref, memory.where(self.src).reshape(-1))
+        if overlap(dst, src):
+            return f"racy: copy {n} writes elements it reads"
+        for other in memory.in_flight:
+            if overlap(dst, other.dst) or overlap(dst, other.src) or overlap(src, other.dst):
+                return f"racy: copy {n} overlaps copy {other.n} in flight"
+        value = memory.elements(self.src)[memory.where(self.src)]
+        if self.add:
+            value = memory.elements(self.dst)[memory.where(self.dst)] + value
+        written(memory, n, self.dst, value)
+        pending = {}
+        for sem, (p, size) in zip(self.semaphores(), self.sized(memory, n)):
+            pending[(sem.ref, p)] = pending.get((sem.ref, p), 0) + size
+            if (undefined := self.moved(memory, n, sem.ref, p, size)) is not None:
+                return undefined
+        memory.in_flight.append(InFlight(n, dst, src, pending))
+        return None
+
+    def moved(self, memory, n, ref, p, by):
+        flat = memory.arrays[ref].reshape(-1)
+        flat[p] += by
+        memory.writers[ref].reshape(-1)[p] = n
+        if not -2**31 <= flat[p] < 2**31:
+            return f"statement {n} takes a count to {flat[p]}, past int32"
+        return None
+
+    def effect(self) -> int:
+        return 0   # by bytes, which depend on the views: see `sized`
+
+    def simpler(self, case):
+        if self.src_sem is not None:
+            yield replace(self, src_sem=None)
+        if self.api != "descriptor":
+            yield replace(self, api="descriptor")
+        if self.priority:
+            yield replace(self, priority=0)
+        if self.add:
+            yield replace(self, add=False)
+
+    def complexity(self) -> int:
+        return (self.src_sem is not None) + (self.api != "descriptor") + bool(self.priority) \
+            + self.add
+
+    @classmethod
+    def completed(cls, body, refs):
+        from fuzz.ops.dma.order import waited_before_use
+        return waited_before_use(body, refs)
+
+    @classmethod
+    def draws(cls, refs, *, body=(), among=None, dynamic=True, max_chain=3, transforms=None):
+        pairs = copies(refs, among=among, dynamic=dynamic, max_chain=max_chain,
+                       transforms=transforms)
+        sems = scalar_semaphores(refs, among=among, dynamic=dynamic, max_chain=max_chain,
+                                 transforms=transforms)
+        if pairs is None or sems is None:
+            return None
+        return st.builds(
+            lambda pair, sem, src_sem, api, priority: cls(*pair, sem, src_sem, api, priority),
+            pairs, sems, st.none() | sems, st.sampled_from(("descriptor", "async_copy")),
+            st.sampled_from((0, 1)))
