@@ -150,13 +150,16 @@ def against_model(case: ir.Case, meaning: model.Meaning, outcome) -> list[Mismat
                           end))
     # An element the program never touched shows where a value went, not which
     # statement sent it there: prefer a difference with a statement to blame.
-    first = next((d for d in diffs if d[0] is not None), diffs[0] if diffs else None)
-    if first is None:
-        return []
-    writer, message, shape, seen_at = first
-    return [Mismatch("model-vs-path", _blame(case, writer), outcome.path, message,
-                     side_by_side(case, rows, "expected (model)", f"actual ({outcome.path})"),
-                     shape=shape, statement=writer, seen_at=seen_at)]
+    # One difference per statement to blame, so that a known bug in one
+    # statement hides no other statement's.
+    blamed = [d for d in diffs if d[0] is not None]
+    first = {}
+    for d in blamed or diffs[:1]:
+        first.setdefault(d[0], d)
+    details = side_by_side(case, rows, "expected (model)", f"actual ({outcome.path})")
+    return [Mismatch("model-vs-path", _blame(case, writer), outcome.path, message, details,
+                     shape=shape, statement=writer, seen_at=seen_at)
+            for writer, message, shape, seen_at in first.values()]
 
 
 def between_paths(case: ir.Case, outcomes) -> list[Mismatch]:

@@ -261,12 +261,13 @@ def _scan_xs(*body, reverse=False, length=3):
 
 
 def test_model_gives_each_step_its_slice_in_order_or_reversed():
-    # M's rows are [1, 2], [3, 4], [5, 6]: r0[0] = row[0], then row = [7, 8],
-    # so r0[0] ends as the first element of the last row visited.
+    # M (ref 1, its pattern starting 1 on) has rows [2, 3], [4, 5], [6, 7]:
+    # r0[0] = row[0], then row = [7, 8], so r0[0] ends as the first element
+    # of the last row visited.
     body = (Get(ir.View(1, (ir.STEP, ir.At((ir.Int(0),))))),
             Swap(ir.View(0, (ir.At((ir.Int(0),)),)), ir.Result(1)),
             Swap(ROW, Iota("int32", (2,), 7)))
-    for reverse, last_row in ((False, 5), (True, 1)):
+    for reverse, last_row in ((False, 6), (True, 2)):
         case = _case(_scan_xs(*body, reverse=reverse), refs=(R, M))
         state = model.evaluate(case).state
         assert state == ([last_row, 2, 3], [[7, 8]] * 3), state

@@ -37,7 +37,7 @@ def test_over_a_grid_counts_carry_over_and_each_block_is_its_own():
                  AddUpdate(AT(1, 0), Fill(ir.Int(10))), grid=ir.Grid((3,), (0,), reverse=True))
     meaning = model.evaluate(case)
     assert meaning.reads == (2, 2, 2)
-    initial = np.arange(9).reshape(3, 3) % 7 + 1
+    initial = (np.arange(9).reshape(3, 3) + 1) % 7 + 1   # ref 1's pattern starts 1 on
     assert meaning.state[1] == (initial + [[10, 0, 0]]).tolist()
     # ... and a count left at each point adds up
     assert model.evaluate(_case(Signal(AT(0, 0), ir.Int(1)), Read(AT(0, 0)),
