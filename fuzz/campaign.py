@@ -25,6 +25,8 @@ class Stats:
     known: collections.Counter = field(default_factory=collections.Counter)
     already_found: collections.Counter = field(default_factory=collections.Counter)
     undefined: int = 0     # valid cases the model gives no meaning (see fuzz/model.py)
+    # Valid cases by the model's verdict (defined, deadlock, racy, ...).
+    verdicts: collections.Counter = field(default_factory=collections.Counter)
     # Valid cases a path refused as the unsupported table lists: entry id.
     unsupported: collections.Counter = field(default_factory=collections.Counter)
     compared: collections.Counter = field(default_factory=collections.Counter)  # per oracle
@@ -52,6 +54,8 @@ def check_property(case, stats: Stats = SESSION, include_known=False, *,
                            oracles=only_oracles or oracles.ORACLE_NAMES,
                            unsupported_are_findings=unsupported_are_findings)
     stats.undefined += bool(report.undefined)
+    if report.verdict:
+        stats.verdicts[report.verdict] += 1
     for _, entry, _ in report.unsupported:
         stats.unsupported[entry.id] += 1
     stats.cases["case"] += 1

@@ -113,3 +113,21 @@ TRANSFORM_SEMAPHORE = (pallas_primitives, "_transform_semaphore")
 SEMAPHORE_PRIMITIVES = (pallas_primitives.semaphore_signal_p,
                         pallas_primitives.semaphore_wait_p,
                         pallas_primitives.semaphore_read_p)
+
+
+def has_interpret_option(name: str) -> bool:
+    """Whether this release's ``pltpu.InterpretParams`` takes option ``name``."""
+    import dataclasses
+    from jax.experimental.pallas import tpu as pltpu
+    return name in {f.name for f in dataclasses.fields(pltpu.InterpretParams)}
+
+
+def tpu_races_found() -> bool | None:
+    """Whether the TPU interpreter's race detector saw a race in the last
+    run with ``detect_races=True`` (None: this release keeps no such record)."""
+    try:
+        from jax._src.pallas.mosaic.interpret import interpret_pallas_call as ipc
+    except ImportError:   # 0.10 keeps the interpreter in jax._src.pallas.mosaic
+        from jax._src.pallas.mosaic import interpret as ipc
+    races = getattr(ipc, "races", None)
+    return None if races is None else bool(races.races_found)

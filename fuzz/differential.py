@@ -9,6 +9,7 @@ oracles module turns them into failures.
 """
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 import numpy as np
@@ -110,7 +111,7 @@ def against_model(case: ir.Case, meaning: model.Meaning, outcome) -> list[Mismat
     """Where ``outcome`` (an error-free run of a valid case with a defined
     meaning) differs from what the case means."""
     # diffs: (statement to blame, message, shape, where it is seen), in order
-    rows, diffs, end = [], [], len(case.statements)
+    rows, diffs, end, unwaited = [], [], len(case.statements), []
     if outcome.reads is not None:
         rows.append(("reads", list(meaning.reads), list(outcome.reads)))
         reads = [n for n, s in enumerate(case.statements) if s.writes_out]
@@ -130,6 +131,8 @@ def against_model(case: ir.Case, meaning: model.Meaning, outcome) -> list[Mismat
                               "final value|shape differs", end))
                 continue
             for at in map(tuple, np.argwhere(want != got)):
+                if (i, int(np.ravel_multi_index(at, want.shape)) if at else 0) in meaning.unknown:
+                    continue
                 where = f"final r{i}{[int(j) for j in at]}"
                 if counts:
                     diffs.append((writers[at], f"{where} is {got[at]}, expected "
@@ -143,7 +146,13 @@ def against_model(case: ir.Case, meaning: model.Meaning, outcome) -> list[Mismat
     if outcome.leftover is not None:
         nonzero = _nonzero(case, dict(enumerate(meaning.state)))
         rows.append(("left over", nonzero or 0, outcome.leftover))
-        if not _leftover_fits(outcome.leftover, nonzero):
+        if meaning.verdict == "unwaited" and outcome.leftover == 0:
+            unwaited.append(Mismatch(
+                "left-over-counts", "dma_start", outcome.path,
+                "a copy never waited on leaves no count at kernel exit",
+                side_by_side(case, rows, "expected (model)", f"actual ({outcome.path})"),
+                shape="count left at exit|zero"))
+        elif meaning.verdict != "unwaited" and not _leftover_fits(outcome.leftover, nonzero):
             diffs.append((None, f"count left at kernel exit is {outcome.leftover}, expected "
                                 f"{'one of those left non-zero' if nonzero else 0}",
                           f"count left at exit|{'non-zero' if nonzero else 'zero'} expected",
@@ -157,9 +166,17 @@ def against_model(case: ir.Case, meaning: model.Meaning, outcome) -> list[Mismat
     for d in blamed or diffs[:1]:
         first.setdefault(d[0], d)
     details = side_by_side(case, rows, "expected (model)", f"actual ({outcome.path})")
-    return [Mismatch("model-vs-path", _blame(case, writer), outcome.path, message, details,
-                     shape=shape, statement=writer, seen_at=seen_at)
-            for writer, message, shape, seen_at in first.values()]
+    return unwaited + [Mismatch("model-vs-path", _blame(case, writer), outcome.path, message,
+                                details, shape=shape, statement=writer, seen_at=seen_at)
+                       for writer, message, shape, seen_at in first.values()]
+
+
+def between(a, b) -> str:
+    """The oracle a difference between outcomes ``a`` and ``b`` fails: one
+    implementation under two sets of options (`fuzz.paths.variant_of`)
+    differs from itself, or two paths differ."""
+    from fuzz.paths import variant_of
+    return "interpret-options" if variant_of(a.path) == variant_of(b.path) else "path-vs-path"
 
 
 def between_paths(case: ir.Case, outcomes) -> list[Mismatch]:
@@ -171,7 +188,7 @@ def between_paths(case: ir.Case, outcomes) -> list[Mismatch]:
             k = next(k for k, (x, y) in enumerate(zip(a.reads, b.reads)) if x != y)
             read = [n for n, s in enumerate(case.statements) if s.writes_out][k % case.num_reads]
             found.append(Mismatch(
-                "path-vs-path", "semaphore_read", f"{a.path}/{b.path}",
+                between(a, b), "semaphore_read", f"{a.path}/{b.path}",
                 f"{_read(case, k)} is {a.reads[k]} on {a.path}, {b.reads[k]} on {b.path}",
                 side_by_side(case, [("reads", list(a.reads), list(b.reads))], a.path, b.path),
                 shape=f"read|{statement_kind(case, read)}|"
@@ -187,7 +204,7 @@ def between_paths(case: ir.Case, outcomes) -> list[Mismatch]:
                 nonzero = _nonzero(case, a.state)
                 if not _leftover_fits(b.leftover, nonzero):
                     found.append(Mismatch(
-                        "path-vs-path", "?", f"{a.path}/{b.path}",
+                        between(a, b), "?", f"{a.path}/{b.path}",
                         f"{b.path} leaves {b.leftover} at kernel exit; {a.path} "
                         f"ends with non-zero counts {nonzero}",
                         side_by_side(case, [("left over", nonzero or 0, b.leftover)],
@@ -205,9 +222,45 @@ def _data_between(case: ir.Case, outcomes) -> list[Mismatch]:
             x, y = np.asarray(a.state[i], dtype=object), np.asarray(b.state[i], dtype=object)
             if x.shape == y.shape and np.array_equal(x, y):
                 continue
-            return [Mismatch("path-vs-path", "?", f"{a.path}/{b.path}",
+            return [Mismatch(between(a, b), "?", f"{a.path}/{b.path}",
                              f"final r{i} differs between {a.path} and {b.path}",
                              side_by_side(case, [(f"r{i}", x.tolist(), y.tolist())],
                                           a.path, b.path),
                              shape=f"final value|r{i} differs")]
     return []
+
+
+# How the model says a kernel store races with a copy in flight
+# (fuzz/ops/dma/common.py). A read racing with one is racy too, but JAX may
+# drop a load whose value goes unused, so only stores are sure to be seen.
+_KERNEL_RACE = re.compile(r"writes the (destination|source)")
+
+
+def promises(meaning: model.Meaning, path: str) -> bool:
+    """Whether JAX promises something of a program with no meaning on
+    ``path``, a TPU interpreter's: a race between a kernel store and a copy
+    in flight is one its race detector (``tpu_interpret_eager``) must see."""
+    return (meaning.verdict == "racy" and path == "tpu_interpret_eager"
+            and _KERNEL_RACE.search(meaning.undefined) is not None)
+
+
+def promised(case: ir.Case, meaning: model.Meaning, outcomes) -> list[Mismatch]:
+    """Where an error-free TPU interpreter run breaks what JAX promises of
+    the program (`promises`), or its race detector sees a race in a program
+    the model finds race-free."""
+    found = []
+    for o in outcomes:
+        if o.races is None:
+            continue
+        race_free = meaning.verdict == "defined"   # an unwaited copy races with the kernel's end
+        if o.races and race_free:
+            found.append(Mismatch("race-detection", "?", o.path,
+                                  "the race detector reports a race in a race-free program",
+                                  f"program:\n{emit.kernel_source(case)}",
+                                  shape="race|reported in a race-free program"))
+        if not o.races and promises(meaning, o.path) and meaning.verdict == "racy":
+            found.append(Mismatch("race-detection", "dma_start", o.path,
+                                  "the race detector misses a race with a copy in flight",
+                                  f"program:\n{emit.kernel_source(case)}\nmodel: {meaning.undefined}",
+                                  shape="race|missed"))
+    return found

@@ -48,7 +48,7 @@ BITCAST_DTYPES = ("int8", "uint8", "int16", "uint16", "float16", "bfloat16",
 # (HBM) is left to DMA programs, since a kernel may not load from it directly.
 MEMORY_SPACES = ("vmem", "smem")
 PATHS = ("abstract", "run_state", "jax_refs", "eager", "nested", "pallas_call", "mesh_kernel",
-         "tpu_interpret")
+         "tpu_interpret", "tpu_interpret_eager")
 # Semaphores are int16 in interpret mode, whatever their kind.
 SEMAPHORE_BITS = 16
 

@@ -52,6 +52,27 @@ class Meaning:
     undefined: str | None = None
     read_writers: tuple[int | None, ...] = ()
     state_writers: tuple[list, ...] = ()
+    # Elements no path need agree on, as (ref, flat position) pairs: what
+    # a copy still in flight as the kernel ends writes and counts. JAX
+    # documents such a kernel as one that crashes for its non-zero DMA
+    # semaphore (docs/pallas/tpu/distributed.md, "Failure modes"), so the
+    # count must be reported left over at exit.
+    unknown: frozenset = frozenset()
+
+    @property
+    def verdict(self) -> str:
+        """The model's verdict on the program: "defined", "deadlock" (a wait
+        blocks forever), "racy" (a copy in flight races with a statement or
+        another copy), "unwaited" (it ends with a copy in flight: defined
+        but for what the copy writes and counts, `unknown`), or
+        "unspecified" (JAX does not say: two stores to one element, a count
+        past int32)."""
+        why = self.undefined
+        if why is None:
+            return "unwaited" if self.unknown else "defined"
+        if "block forever" in why or "blocks forever" in why:
+            return "deadlock"
+        return next((v for v in ("racy", "unwaited") if why.startswith(v + ":")), "unspecified")
 
 
 def positions(shape: tuple[int, ...], view: ir.View, bits: int = ir.SEMAPHORE_BITS
@@ -193,6 +214,18 @@ class Memory:
         ref = self.case.refs[view.ref]
         return positions(tuple(ref.shape), view, ref.bits)
 
+    def move(self, n: int, ref: int, p: int, by: int) -> str | None:
+        """Move count ``p`` (a flat position) of ``ref`` by ``by`` (statement
+        ``n``). A count past int32 has no meaning (hardware keeps none, and
+        the TPU interpreter's int32 counts wrap): the model says so, as for
+        a wait that blocks, instead of guessing a width."""
+        flat = self.arrays[ref].reshape(-1)
+        flat[p] += by
+        self.writers[ref].reshape(-1)[p] = n
+        if not -2**31 <= flat[p] < 2**31:
+            return f"statement {n} takes a count to {flat[p]}, past int32"
+        return None
+
     def scalar(self, n: int, stmt: ir.Statement, view: ir.View) -> int:
         """The one position a semaphore statement's view must denote."""
         pos = self.where(view)
@@ -214,17 +247,18 @@ class Memory:
         return None
 
     def ended(self) -> str | None:
-        """Why the kernel's end has no meaning: a copy never waited on
-        (JAX documents that a kernel ending with a non-zero DMA semaphore
-        crashes, docs/pallas/tpu/distributed.md, "Failure modes")."""
+        """Why the end of a grid point has no meaning: a copy in flight
+        (the next point would race with it)."""
         if self.in_flight:
-            return (f"unwaited: the copy of statement {self.in_flight[0].n} is never "
-                    "waited on, so the kernel ends with its DMA semaphore non-zero")
+            return (f"unwaited: the copy of statement {self.in_flight[0].n} is still in "
+                    "flight as the grid point ends")
         return None
 
     def meaning(self, undefined: str | None = None) -> Meaning:
+        unknown = frozenset((ref, int(p)) for op in self.in_flight for ref, p in op.unknown())
         return Meaning(tuple(self.reads), tuple(a.tolist() for a in self.arrays), undefined,
-                       tuple(self.read_writers), tuple(w.tolist() for w in self.writers))
+                       tuple(self.read_writers), tuple(w.tolist() for w in self.writers),
+                       unknown)
 
 
 def evaluate(case: ir.Case) -> Meaning:
@@ -233,7 +267,7 @@ def evaluate(case: ir.Case) -> Meaning:
     memory = Memory(case)
     if case.grid is not None:
         return _over_grid(case, memory)
-    return memory.meaning(memory.run(case.body, 0) or memory.ended())
+    return memory.meaning(memory.run(case.body, 0))
 
 
 def _over_grid(case: ir.Case, memory: Memory) -> Meaning:

@@ -171,9 +171,31 @@ class UnrolledMismatch(OracleFailure):
     wrong_value = True
 
 
+class InterpretOptionsMismatch(OracleFailure):
+    """The TPU interpreter gives a race-free program another meaning under
+    other ``InterpretParams`` (DMA execution mode, uninitialized memory)."""
+    oracle = "interpret-options"
+    wrong_value = True
+
+
+class RaceDetectionMismatch(OracleFailure):
+    """The TPU interpreter's race detector disagrees with the model: it sees
+    a race in a race-free program, or misses one between the kernel and a
+    copy in flight."""
+    oracle = "race-detection"
+
+
+class LeftoverMissed(OracleFailure):
+    """A kernel that ends with a copy never waited on (its DMA semaphore
+    non-zero) runs with no word of the count left over, which JAX documents
+    as a crash on hardware."""
+    oracle = "left-over-counts"
+
+
 # The oracles that compare runs (fuzz/differential.py, fuzz/metamorphic.py).
 _COMPARING = (ModelMismatch, PathMismatch, JitMismatch, VmapMismatch, ChainMismatch,
-              UnrolledMismatch, GradMismatch, PartialDischargeMismatch)
+              UnrolledMismatch, GradMismatch, PartialDischargeMismatch,
+              InterpretOptionsMismatch, RaceDetectionMismatch, LeftoverMissed)
 ORACLES = (SeedInvariantViolation, AvalNotPreserved, EffectsMismatch, AbstractConcreteMismatch,
            UnexpectedError, SilentAcceptance, WrongError, *_COMPARING)
 ORACLE_NAMES = tuple(dict.fromkeys(c.oracle for c in ORACLES))
@@ -210,6 +232,7 @@ class CaseReport:
     skipped: dict[str, str] = field(default_factory=dict)       # path -> why
     failures: list[OracleFailure] = field(default_factory=list)
     undefined: str | None = None      # why the model gives the case no meaning
+    verdict: str | None = None        # the model's verdict (`model.Meaning.verdict`)
     # Valid programs a path refused as the unsupported table lists: (path, entry, error).
     unsupported: list[tuple[str, unsupported.Unsupported, str]] = field(
         default_factory=list)
@@ -365,19 +388,27 @@ def _check(case, on_paths, oracles, unsupported_are_findings) -> CaseReport:
             return _only(report, oracles)
     meaning = model.evaluate(case) if case.valid else None
     report.undefined = meaning and meaning.undefined
+    report.verdict = meaning and meaning.verdict
     ran = []
     for path in (p for p in wanted if p in paths.EVALUATING):
-        if path == "tpu_interpret" and report.undefined:
+        if paths.variant_of(path) == "tpu_interpret" and report.undefined and \
+                not differential.promises(meaning, path):
             # A wait that blocks forever would block this interpreter too.
             report.skipped[path] = f"the program has no meaning: {report.undefined}"
             continue
         ran.append(_run(report, path, unsupported_are_findings))
     fine = [o for o in ran if o.error is None]
-    if meaning is not None and not meaning.undefined and "model-vs-path" in oracles:
+    if meaning is not None and not meaning.undefined and \
+            {"model-vs-path", "left-over-counts"} & set(oracles):
         for o in fine:
             report.failures += _from(case, differential.against_model(case, meaning, o))
             report.count("model-vs-path")
-    if "path-vs-path" in oracles and case.valid:   # an invalid program means nothing
+    if meaning is not None:
+        report.failures += _from(case, differential.promised(case, meaning, fine))
+    # An invalid program means nothing; a racy one, or one that ends with a
+    # copy in flight, may differ from path to path.
+    if {"path-vs-path", "interpret-options"} & set(oracles) and case.valid and \
+            meaning.verdict not in ("racy", "unwaited"):
         report.failures += _from(case, differential.between_paths(case, fine))
         report.count("path-vs-path", len(fine) > 1)
     if case.valid:

@@ -104,7 +104,11 @@ def text(summary: dict, out_dir: str) -> str:
             lines.append(f"     {n:>5}  {kid}: {known.description if known else '(not listed here)'}")
     if summary["undefined_cases"]:
         lines.append(f"   valid cases with no defined meaning (a wait that would block "
-                     f"forever; compared path to path only): {summary['undefined_cases']}")
+                     f"forever, a race, ...; compared path to path at most): "
+                     f"{summary['undefined_cases']}")
+    if verdicts := summary.get("verdicts"):
+        lines.append("   valid cases by the model's verdict: " + ", ".join(
+            f"{v} {n}" for v, n in sorted(verdicts.items(), key=lambda kv: -kv[1])))
     if summary["unsupported"]:
         lines.append("   unsupported by a path (valid programs refused; fuzz/unsupported.py):")
         for uid, n in sorted(summary["unsupported"].items(), key=lambda kv: -kv[1]):

@@ -108,6 +108,7 @@ class Campaign:
         self.known = collections.Counter()
         self.already = collections.Counter()
         self.undefined = 0
+        self.verdicts = collections.Counter()
         self.unsupported = collections.Counter()
         self.compared = collections.Counter()   # cases each comparing oracle compared
         self.rules: set[str] = set()
@@ -203,6 +204,7 @@ class Campaign:
             self.known.update(ev["known"])
             self.already.update(ev["already"])
             self.undefined += ev["undefined"]
+            self.verdicts.update(ev.get("verdicts", {}))
             self.unsupported.update(ev["unsupported"])
             self.compared.update(ev.get("compared", {}))
             self.rules.update(ev["rules"])
@@ -438,7 +440,8 @@ class Campaign:
             "cases_per_path": dict(self.per_path), "not_applicable_per_path": dict(self.skipped),
             "cases_per_oracle": dict(self.compared),
             "failures_per_oracle": self._per_oracle(),
-            "undefined_cases": self.undefined, "unsupported": dict(self.unsupported),
+            "undefined_cases": self.undefined, "verdicts": dict(self.verdicts),
+            "unsupported": dict(self.unsupported),
             "findings": {"new": new, "flaky": flaky,
                          "seen_again": [f for f in self.findings
                                         if not f["new"] and f not in flaky],

@@ -129,9 +129,11 @@ def says_unsupported(text: str) -> bool:
 
 
 def classify(path: str, text: str) -> Unsupported | None:
-    """The table entry for error ``text`` ("Type: first line") on ``path``."""
+    """The table entry for error ``text`` ("Type: first line") on ``path``
+    (or on the path it is a variant of: the same implementation, other options)."""
+    from fuzz.paths import variant_of
     for entry in TABLE:
-        if entry.path == path and re.search(entry.match, text):
+        if entry.path == variant_of(path) and re.search(entry.match, text):
             return entry
     return None
 

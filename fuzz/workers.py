@@ -156,7 +156,8 @@ class Worker:
                 paths={p: n for p, n in stats.cases.items() if p != "case"},
                 skipped=dict(stats.skipped), known=dict(stats.known),
                 already=dict(stats.already_found), **self._new_rules,
-                undefined=stats.undefined, unsupported=dict(stats.unsupported),
+                undefined=stats.undefined, verdicts=dict(stats.verdicts),
+                unsupported=dict(stats.unsupported),
                 compared=dict(stats.compared))
             self._new_rules = {kind: [] for kind in self._new_rules}
             self._maintain()

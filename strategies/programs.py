@@ -272,12 +272,14 @@ def programs(draw, *, kinds=ir.SEMAPHORE_KINDS, shapes=None, max_semaphores=3,
             break
         body += (stmt,)
     for op in all_ops() if ops is None else ops:
-        body = op.completed(body, refs)
+        body = draw(op.completed(body, refs))
     ending = draw(st.sampled_from(tuple(endings)))
     if "balanced" in ending:
         body += balance(body)
     if "readout" in ending:
-        body += readout(sems)
+        # Not of DMA semaphores: the TPU interpreter reads no semaphore, and a
+        # copy's count is read where it is in flight (a drawn semaphore read).
+        body += tuple(r for r in readout(sems) if sems[r.view.ref].kind != "dma")
     # Drawn last, so that the draws before it (and the examples the hunts
     # find) are as they were before grids existed.
     gridded = grid and "pallas_call" in paths and draw(st.integers(0, 3)) == 3

@@ -63,10 +63,11 @@ class Op(ir.Statement):
         return 0
 
     @classmethod
-    def completed(cls, body: tuple, refs) -> tuple:
+    def completed(cls, body: tuple, refs) -> st.SearchStrategy[tuple]:
         """``body``, a drawn program's, with what this kind of statement
-        needs around it put in (a copy's wait): default, as it is."""
-        return body
+        needs around it put in (a copy's wait), sometimes mutated as a
+        slip of the pen would (a wait dropped or late); default, as it is."""
+        return st.just(body)
 
     @classmethod
     def draws(cls, refs, *, body=(), among=None, **options) -> st.SearchStrategy | None:

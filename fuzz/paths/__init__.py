@@ -51,6 +51,7 @@ class Outcome:
     state: dict[int, list] | None = None   # ref number -> its final contents
     leftover: int | None = None            # the count the TPU interpreter
                                            # reports at kernel exit (0: none)
+    races: bool | None = None              # whether its race detector saw one
     # The abstract path: the kernel as traced (a closed jaxpr), and the aval
     # abstract evaluation gives each statement's value.
     jaxpr: object = None
@@ -75,6 +76,12 @@ def aval_of(x) -> Aval:
     if not hasattr(x, "shape"):
         return ((), f"python {type(x).__name__}")
     return (tuple(int(d) for d in x.shape), str(jnp.dtype(x.dtype)))
+
+
+def variant_of(path: str) -> str:
+    """The path that ``path`` runs under other options (itself if none)."""
+    module = MODULES.get(path)
+    return getattr(module, "VARIANT_OF", path) if module is not None else path
 
 
 def not_applicable(case: ir.Case, path: str) -> str | None:

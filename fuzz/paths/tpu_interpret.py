@@ -40,15 +40,19 @@ def model_results(case: ir.Case, meaning) -> list | None:
     return None   # its out vector is never written: semaphore reads do not run here
 
 
-def harness(case: ir.Case) -> str:
-    return pallas_call.harness(case, interpret="pltpu.InterpretParams()")
+PARAMS = ""   # InterpretParams' defaults: DMAs run as they are waited on, NaN-filled memory
 
 
-def run(case: ir.Case) -> paths.Outcome:
+def harness(case: ir.Case, params: str = PARAMS) -> str:
+    return pallas_call.harness(case, interpret=f"pltpu.InterpretParams({params})")
+
+
+def run(case: ir.Case, name: str = NAME) -> paths.Outcome:
+    """Run ``case`` on ``name``, this interpreter under some options."""
     printed = io.StringIO()
     try:
         with contextlib.redirect_stdout(printed):
-            o = paths.run_program(case, NAME)
+            o = paths.run_program(case, name)
     except Exception:
         # The interpreter's global state is unusable after an error until reset.
         pltpu.reset_tpu_interpret_mode_state()

@@ -218,7 +218,7 @@ KNOWN_FINDINGS: tuple[KnownFinding, ...] = (
         trigger=_is(Loop, lambda loop: bool(loop.xs)),
         example=ir.Case((_ROWS,), (Loop(ir.Int(3), (_row_store(_ROWS),), "scan", xs=(0,)),),
                         ("tpu_interpret",)),
-        paths=("tpu_interpret",),
+        paths=("tpu_interpret", "tpu_interpret_eager"),
         jax_versions=((0, 12),)),
     KnownFinding(
         "emit-pipeline-closed-over-ref",
@@ -263,7 +263,7 @@ KNOWN_FINDINGS: tuple[KnownFinding, ...] = (
         trigger=_is(Pipeline, lambda pipe: not pipe.inline),
         example=ir.Case((_ROWS,), (Pipeline(3, (0,), (_row_store(_ROWS),)),),
                         ("tpu_interpret",)),
-        paths=("tpu_interpret",),
+        paths=("tpu_interpret", "tpu_interpret_eager"),
         jax_versions=((0, 12),)),
     KnownFinding(
         "emit-pipeline-zero-size-block",
@@ -346,7 +346,7 @@ KNOWN_FINDINGS: tuple[KnownFinding, ...] = (
         trigger=lambda case, k: _wrapping_a_ref("checkpoint", "custom_vmap")(case, k) or (
             _scoped_ref_in_custom_or_mapped_function(case, k) and case.statements[k].via == "custom_vjp"),
         example=_wrapped_store_example("checkpoint"),
-        paths=("tpu_interpret",),
+        paths=("tpu_interpret", "tpu_interpret_eager"),
         jax_versions=((0, 12),)),
     KnownFinding(
         "tpu-interpret-ref-inside-custom-vjp",
@@ -362,7 +362,7 @@ KNOWN_FINDINGS: tuple[KnownFinding, ...] = (
                                  r"non-semaphore Ref"),),
         trigger=_wrapping_a_ref("custom_vjp"),
         example=_wrapped_store_example("custom_vjp"),
-        paths=("tpu_interpret",),
+        paths=("tpu_interpret", "tpu_interpret_eager"),
         jax_versions=((0, 12),)),
     KnownFinding(
         "checkpoint-vjp-drops-ref-writes",
@@ -439,7 +439,7 @@ KNOWN_FINDINGS: tuple[KnownFinding, ...] = (
                                  r"AttributeError: 'Fake' object has no attribute 'arg_names'"),),
         trigger=_wrapping_a_semaphore("checkpoint", "custom_vmap"),
         example=dataclasses.replace(_wrapped_signal_example("checkpoint"), paths=("tpu_interpret",)),
-        paths=("tpu_interpret",),
+        paths=("tpu_interpret", "tpu_interpret_eager"),
         jax_versions=((0, 10), (0, 12))),
     KnownFinding(
         "scoped-ref-inside-custom-vjp-or-custom-vmap",

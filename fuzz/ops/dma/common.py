@@ -108,6 +108,12 @@ class InFlight:
     src: tuple[int, np.ndarray]
     pending: dict                  # (sem ref, flat position) -> bytes not yet waited for
 
+    def unknown(self):
+        """(ref, flat position) of what the copy writes and counts: no path
+        need agree on them while it is in flight."""
+        yield from ((self.dst[0], p) for p in self.dst[1])
+        yield from ((ref, p) for ref, p in self.pending)
+
     def conflict(self, memory, n: int, stmt) -> str | None:
         """Why statement ``n`` races with this copy (None: it does not)."""
         if isinstance(stmt, DmaOp):
@@ -121,7 +127,8 @@ class InFlight:
             except Exception:  # noqa: BLE001 - a view of no single elements: the whole ref
                 touched = (view.ref, np.arange(memory.arrays[view.ref].size))
             if overlap(touched, self.dst):
-                return f"racy: statement {n} touches the destination of copy {self.n} in flight"
+                return (f"racy: statement {n} {'reads' if reads_only else 'writes'} the "
+                        f"destination of copy {self.n} in flight")
             if not reads_only and overlap(touched, self.src):
                 return f"racy: statement {n} writes the source of copy {self.n} in flight"
         return None

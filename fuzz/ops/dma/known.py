@@ -25,6 +25,26 @@ def _copy_count_read(case: ir.Case, k: int) -> bool:
         read & {v.ref for v in stmt.semaphores()})
 
 
+def _copy_view_not_only_indexed(case: ir.Case, k: int) -> bool:
+    """A copy's source or destination view with a reshape, transpose or bitcast."""
+    stmt = case.statements[k]
+    return isinstance(stmt, (DmaStart, DmaWait)) and any(
+        isinstance(t, (ir.Reshape, ir.Transpose, ir.Bitcast))
+        for v in (stmt.src, stmt.dst) for t in v.transforms)
+
+
+def _copy_view_gathers(case: ir.Case, k: int) -> bool:
+    """A copy's source or destination view indexed by an integer array."""
+    stmt = case.statements[k]
+    return isinstance(stmt, (DmaStart, DmaWait)) and any(
+        isinstance(i, ir.IntArray) for v in (stmt.src, stmt.dst)
+        for t in v.transforms if isinstance(t, ir.At) for i in t.indices)
+
+
+def _start(case: ir.Case, k: int) -> bool:
+    return isinstance(case.statements[k], DmaStart)
+
+
 _SEMS = ir.Ref("dma", (2,))
 _DATA = ir.Ref("float32", (2,))
 _AT0, _AT1 = (ir.View(0, (ir.At((ir.Int(i),)),)) for i in (0, 1))
@@ -69,4 +89,55 @@ KNOWN_FINDINGS = (
             DmaStart(ir.View(1), ir.View(2), _AT0, _AT1),
             DmaWait(ir.View(1), ir.View(2), _AT0, _AT1)), paths=("abstract", "pallas_call")),
         jax_versions=((0, 12),)),
+    KnownFinding(
+        "tpu-interpret-on-wait-drops-unwaited-copy",
+        "under the TPU interpreter's default dma_execution_mode='on_wait', a "
+        "copy that is started and never waited on never runs: its DMA "
+        "semaphore stays 0 and the interpreter says nothing at kernel exit, "
+        "where JAX's docs (docs/pallas/tpu/distributed.md, 'Failure modes': "
+        "'If DMAs are started but the semaphores are not waited on, the "
+        "program may crash due to non-zero semaphore states') and the same "
+        "interpreter under dma_execution_mode='eager' report the count left "
+        "('Semaphore ... has non-zero count ... at kernel exit: 12'); the "
+        "destination is never written either",
+        symptoms=(("left-over-counts", r"^a copy never waited on leaves no count at kernel exit"),),
+        trigger=_start,
+        example=ir.Case((ir.Ref("dma", ()), _DATA, _DATA), (
+            DmaStart(ir.View(1), ir.View(2), ir.View(0)),), paths=("pallas_call", "tpu_interpret")),
+        paths=("tpu_interpret",)),
+    KnownFinding(
+        "tpu-interpret-dma-view-not-only-indexed",
+        "the TPU interpreter cannot copy through a view with a reshape, "
+        "transpose or bitcast (make_async_copy(x.reshape(4, 2), y.reshape(4, 2), "
+        "sem).start()): its dma_start callback fails with 'AttributeError: "
+        "'ReshapeTransform' object has no attribute 'indices'' "
+        "(interpret/utils.py to_range takes every transform for an indexer); "
+        "the HLO interpreter copies it",
+        symptoms=(("valid-runs", r"AttributeError: '(Reshape|Transpose|Bitcast)Transform' object "
+                                 r"has no attribute 'indices'"),),
+        trigger=_copy_view_not_only_indexed,
+        example=ir.Case((ir.Ref("dma", ()), _DATA, _DATA), (
+            DmaStart(ir.View(1, (ir.Reshape((2, 1)),)), ir.View(2, (ir.Reshape((2, 1)),)),
+                     ir.View(0)),
+            DmaWait(ir.View(1, (ir.Reshape((2, 1)),)), ir.View(2, (ir.Reshape((2, 1)),)),
+                    ir.View(0))), paths=("tpu_interpret",)),
+        paths=("tpu_interpret", "tpu_interpret_eager")),
+    KnownFinding(
+        "tpu-interpret-dma-gather-view",
+        "the TPU interpreter's dma_start callback fails with 'TypeError: Only "
+        "scalar arrays can be converted to Python scalars' on a copy through a "
+        "view indexed by an integer array (x.at[idx] with idx a traced int32 "
+        "vector): it converts every index with int(); the HLO interpreter "
+        "copies the gathered rows, and a load through the same view gets the "
+        "clean 'Advanced indexers are not supported on TPU'",
+        symptoms=(("valid-runs", r"TypeError: Only scalar arrays can be converted to Python "
+                                 r"scalars; got arr\.ndim=1"),),
+        trigger=_copy_view_gathers,
+        example=ir.Case((ir.Ref("dma", ()), _DATA, _DATA), (
+            DmaStart(ir.View(1, (ir.At((ir.IntArray((1, 0), True),)),)),
+                     ir.View(2, (ir.At((ir.IntArray((1, 0), True),)),)), ir.View(0)),
+            DmaWait(ir.View(1, (ir.At((ir.IntArray((1, 0), True),)),)),
+                    ir.View(2, (ir.At((ir.IntArray((1, 0), True),)),)), ir.View(0))),
+            paths=("tpu_interpret",)),
+        paths=("tpu_interpret", "tpu_interpret_eager")),
 )

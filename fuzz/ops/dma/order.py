@@ -7,7 +7,14 @@ dropped. The model still judges every program (`fuzz.ops.dma.common`):
 this only makes the drawn ones mostly valid."""
 from __future__ import annotations
 
+from hypothesis import strategies as st
+
 from fuzz import ir
+
+# How a drawn program with copies is sometimes broken, as a slip of the pen
+# breaks a kernel: the model must call each result what it is (racy,
+# deadlocking, a copy left in flight), never a value.
+MUTATIONS = ("none", "drop_wait", "late_wait", "wait_twice", "wait_first")
 
 
 def waited_before_use(body: tuple, refs) -> tuple:
@@ -18,6 +25,45 @@ def waited_before_use(body: tuple, refs) -> tuple:
             return body
         body = fix
     raise ir.IRError("the copies' waits did not settle")   # a bug here, not in the program
+
+
+@st.composite
+def mutants(draw, body: tuple) -> tuple:
+    """``body`` as drawn (three times in four), or with one of its
+    top-level copy waits dropped (a copy left in flight, or a race with
+    what follows), moved to the end (a race), doubled (a deadlock) or
+    moved before its start (a deadlock). Shrinks towards ``body``.
+
+    >>> mutants(()).example()
+    ()
+    """
+    from fuzz.ops.dma.wait import DmaWait
+    waits = [n for n, s in _top(body) if isinstance(s, DmaWait)]
+    mutation = draw(st.sampled_from(MUTATIONS + ("none",) * 11)) if waits else "none"
+    if mutation == "none":
+        return body
+    n = draw(st.sampled_from(waits))
+    wait = ir.flat(body)[n]
+    rest = ir.without_statement(body, n)
+    if mutation == "drop_wait":
+        return rest
+    if mutation == "wait_twice":
+        return ir.spliced(body, n, (wait,), after=True)
+    if mutation == "late_wait":
+        last = max(k for k, _ in _top(rest))
+        return ir.spliced(rest, last, (wait,), after=True)
+    from fuzz.ops.dma.start import DmaStart
+    start = max(k for k, s in _top(body) if k < n and isinstance(s, DmaStart)
+                and s.operands() == wait.operands())
+    return ir.spliced(rest, start, (wait,))
+
+
+def _top(body):
+    """(number, statement) of ``body``'s top-level statements."""
+    n = 0
+    for stmt in body:
+        yield n, stmt
+        n += ir.size(stmt)
 
 
 def _touches(stmt, copy) -> bool:

@@ -59,17 +59,9 @@ class DmaStart(DmaOp):
         pending = {}
         for sem, (p, size) in zip(self.semaphores(), self.sized(memory, n)):
             pending[(sem.ref, p)] = pending.get((sem.ref, p), 0) + size
-            if (undefined := self.moved(memory, n, sem.ref, p, size)) is not None:
+            if (undefined := memory.move(n, sem.ref, p, size)) is not None:
                 return undefined
         memory.in_flight.append(InFlight(n, dst, src, pending))
-        return None
-
-    def moved(self, memory, n, ref, p, by):
-        flat = memory.arrays[ref].reshape(-1)
-        flat[p] += by
-        memory.writers[ref].reshape(-1)[p] = n
-        if not -2**31 <= flat[p] < 2**31:
-            return f"statement {n} takes a count to {flat[p]}, past int32"
         return None
 
     def effect(self) -> int:
@@ -91,8 +83,8 @@ class DmaStart(DmaOp):
 
     @classmethod
     def completed(cls, body, refs):
-        from fuzz.ops.dma.order import waited_before_use
-        return waited_before_use(body, refs)
+        from fuzz.ops.dma.order import mutants, waited_before_use
+        return mutants(waited_before_use(body, refs))
 
     @classmethod
     def draws(cls, refs, *, body=(), among=None, dynamic=True, max_chain=3, transforms=None):

@@ -310,7 +310,7 @@ KNOWN_FINDINGS: tuple[KnownFinding, ...] = (
         trigger=lambda case, k: isinstance(case.statements[k], AddUpdate),
         example=ir.Case((ir.Ref("int32", (2,)),),
                         (AddUpdate(ir.View(0), Iota("int32", (2,))),), paths=("tpu_interpret",)),
-        paths=("tpu_interpret",),
+        paths=("tpu_interpret", "tpu_interpret_eager"),
         jax_versions=((0, 10), (0, 12))),
     KnownFinding(
         "swap-casts-integer-value-of-another-dtype",
@@ -589,7 +589,7 @@ KNOWN_FINDINGS: tuple[KnownFinding, ...] = (
         case_level=True,
         example=ir.Case((ir.Ref("float32", (0,)),), (Inspect(ir.View(0)),), paths=("pallas_call",)),
         jax_versions=((0, 10), (0, 12)),
-        paths=("nested", "pallas_call", "mesh_kernel", "tpu_interpret")),
+        paths=("nested", "pallas_call", "mesh_kernel", "tpu_interpret", "tpu_interpret_eager")),
     KnownFinding(
         "vmap-transformed-ref-indexed",
         "under jax.vmap, a get or store through a transformed ref indexed again "

@@ -24,16 +24,8 @@ class SemaphoreOp(Op):
         return None
 
     def moved(self, memory, n, p: int, by: int) -> str | None:
-        """Move count ``p`` of the op's ref by ``by`` (statement ``n``).
-        A count past int32 has no meaning (hardware keeps none, and the TPU
-        interpreter's int32 counts wrap): the model says so, as for a wait
-        that blocks, instead of guessing a width."""
-        flat = memory.arrays[self.view.ref].reshape(-1)
-        flat[p] += by
-        memory.writers[self.view.ref].reshape(-1)[p] = n
-        if not -2**31 <= flat[p] < 2**31:
-            return f"statement {n} takes a count to {flat[p]}, past int32"
-        return None
+        """Move count ``p`` of the op's ref by ``by`` (`fuzz.model.Memory.move`)."""
+        return memory.move(n, self.view.ref, p, by)
 
     def amount(self) -> ir.Int | None:
         """The count operand (inc / value), if the op has one."""

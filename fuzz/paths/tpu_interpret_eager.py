@@ -1,0 +1,44 @@
+"""``tpu_interpret_eager``: the TPU interpreter under the other options
+that must not change what a race-free program means:
+``pltpu.InterpretParams(dma_execution_mode="eager",
+uninitialized_memory="zero", detect_races=True, on_race="warn")``. DMAs
+run as they start (not as they are waited on), memory starts at zero (not
+NaN), and its race detector watches every access; whether it saw a race
+(``Outcome.races``) is checked against the model's verdict
+(fuzz/oracles.py, ``race-detection``). Only cases with a copy come here:
+without one, no option changes a drawn program (which reads no memory it
+did not write).
+
+``pltpu.InterpretParams`` (jax/_src/pallas/mosaic/interpret/params.py)
+documents each option; ``races.races_found`` is where the detector says so."""
+from __future__ import annotations
+
+from fuzz import compat, ir, paths
+from fuzz.paths import pallas_call, tpu_interpret
+
+NAME, COST, EVALUATES = "tpu_interpret_eager", 5, True
+GRID = True
+VARIANT_OF = "tpu_interpret"   # the same interpreter: its refusals and known bugs are that one's
+PARAMS = 'dma_execution_mode="eager", uninitialized_memory="zero", detect_races=True, on_race="warn"'
+
+
+def not_applicable(case: ir.Case) -> str | None:
+    if not any(s.family == "dma" for s in case.statements):
+        return "no copy: no interpreter option changes what this program does"
+    if not compat.has_interpret_option("dma_execution_mode"):
+        return "this JAX release's InterpretParams has no dma_execution_mode"
+    return tpu_interpret.not_applicable(case)
+
+
+results = pallas_call.results
+model_results = tpu_interpret.model_results
+
+
+def harness(case: ir.Case) -> str:
+    return tpu_interpret.harness(case, PARAMS)
+
+
+def run(case: ir.Case) -> paths.Outcome:
+    o = tpu_interpret.run(case, NAME)
+    o.races = compat.tpu_races_found()
+    return o
