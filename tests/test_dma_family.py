@@ -1,6 +1,7 @@
 """The DMA family: local async copies between data refs, counted on DMA
 semaphores by bytes (fuzz/ops/dma/common.py cites JAX's docs), through the
 real discharge rules and the TPU interpreter."""
+import dataclasses
 import jax.numpy as jnp
 import numpy as np
 from hypothesis import given, settings, HealthCheck
@@ -117,6 +118,13 @@ def _interpreted(*names):
                     data_shapes=semaphore_shapes(min_dims=1, min_side=2, max_side=3))
 
 
+def _mutated(strategy, mutation):
+    """Programs of ``strategy`` with ``mutation`` made to their first copy wait."""
+    from fuzz.ops.dma.order import mutated, top_waits
+    return strategy.filter(lambda c: top_waits(c.body)).map(lambda c: dataclasses.replace(
+        c, body=mutated(c.body, mutation, top_waits(c.body)[0])))
+
+
 def _interpreter():
     from jax._src.pallas.mosaic.interpret import interpret_pallas_call as ipc
     return ipc
@@ -141,7 +149,7 @@ def test_race_detection_catches_a_detector_that_misses_kernel_stores(plant):
     from jax._src.pallas.mosaic.interpret import race_detection_state
     plant(race_detection_state.RaceDetectionState, "check_write", lambda *a, **k: None)
     f = hunt(oracles.RaceDetectionMismatch, ("race-detection",),
-             _interpreted("tpu_interpret_eager"), statements=3, refs=3)
+             _mutated(_interpreted("tpu_interpret_eager"), "late_wait"), statements=3, refs=3)
     assert "misses a race" in f.message, f
     assert "racy" in model.evaluate(f.case).undefined
 
@@ -149,6 +157,6 @@ def test_race_detection_catches_a_detector_that_misses_kernel_stores(plant):
 def test_left_over_counts_catch_an_interpreter_silent_at_exit(plant):
     ipc = _interpreter()
     plant(ipc, "_validate", lambda token, device_id: token)
-    f = hunt(oracles.LeftoverMissed, ("left-over-counts",), _interpreted("tpu_interpret_eager"),
-             statements=1, refs=3)
+    f = hunt(oracles.LeftoverMissed, ("left-over-counts",),
+             _mutated(_interpreted("tpu_interpret_eager"), "drop_wait"), statements=1, refs=3)
     assert [type(s) for s in f.case.body] == [DmaStart], f.case

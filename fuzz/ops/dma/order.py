@@ -37,12 +37,21 @@ def mutants(draw, body: tuple) -> tuple:
     >>> mutants(()).example()
     ()
     """
-    from fuzz.ops.dma.wait import DmaWait
-    waits = [n for n, s in _top(body) if isinstance(s, DmaWait)]
+    waits = top_waits(body)
     mutation = draw(st.sampled_from(MUTATIONS + ("none",) * 11)) if waits else "none"
-    if mutation == "none":
-        return body
-    n = draw(st.sampled_from(waits))
+    return body if mutation == "none" else mutated(body, mutation, draw(st.sampled_from(waits)))
+
+
+def top_waits(body: tuple) -> list[int]:
+    """The numbers of ``body``'s top-level copy waits."""
+    from fuzz.ops.dma.wait import DmaWait
+    return [n for n, s in _top(body) if isinstance(s, DmaWait)]
+
+
+def mutated(body: tuple, mutation: str, n: int) -> tuple:
+    """``body`` with ``mutation`` (one of `MUTATIONS`) made to its top-level
+    wait number ``n``."""
+    from fuzz.ops.dma.start import DmaStart
     wait = ir.flat(body)[n]
     rest = ir.without_statement(body, n)
     if mutation == "drop_wait":
@@ -52,7 +61,8 @@ def mutants(draw, body: tuple) -> tuple:
     if mutation == "late_wait":
         last = max(k for k, _ in _top(rest))
         return ir.spliced(rest, last, (wait,), after=True)
-    from fuzz.ops.dma.start import DmaStart
+    if mutation != "wait_first":
+        raise ValueError(f"mutation {mutation!r} not in {MUTATIONS}")
     start = max(k for k, s in _top(body) if k < n and isinstance(s, DmaStart)
                 and s.operands() == wait.operands())
     return ir.spliced(rest, start, (wait,))
