@@ -56,10 +56,17 @@ def trigger_statements(k: KnownFinding, failure) -> list[int]:
             if failure.primitive in (ir.primitive(stmt), "?") and _has_trigger(k, case, n)]
 
 
+# The statement families an entry of each family is about, unless it says
+# (`KnownFinding.about`): a view's bug may show through a semaphore or a
+# data statement alike.
+_ABOUT = {"semaphore": ("semaphore", "ref"), "ref": ("semaphore", "ref")}
+
+
 def _has_trigger(k: KnownFinding, case: ir.Case, n: int) -> bool:
     """Statement ``n`` is of the kind ``k`` is about and has its trigger."""
-    control = case.statements[n].family == "control"
-    return (k.case_level or control == (FAMILY[k.id] == "control")) and k.trigger(case, n)
+    family = FAMILY[k.id]
+    about = k.about or _ABOUT.get(family, (family,))
+    return (k.case_level or case.statements[n].family in about) and k.trigger(case, n)
 
 
 def _downstream(k: KnownFinding, failure, roots: list[int]) -> bool:

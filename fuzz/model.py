@@ -200,6 +200,10 @@ class Memory:
         # Operations started and not yet complete (a DMA in flight): each
         # says whether a later statement races with it (``conflict``).
         self.in_flight: list = []
+        # The first race seen: the program runs on (a later wait may still
+        # block forever, which a path would show by hanging), then has no
+        # meaning for it.
+        self.racy: str | None = None
 
     def elements(self, view: ir.View) -> np.ndarray:
         """The flat elements of ``view``'s ref, as the view's dtype sees them
@@ -238,9 +242,9 @@ class Memory:
         return why the program has no meaning from there on, or None."""
         n = start
         for stmt in block:
-            if (racy := next((why for op in self.in_flight
-                              if (why := op.conflict(self, n, stmt))), None)):
-                return racy
+            if self.racy is None:
+                self.racy = next((why for op in self.in_flight
+                                  if (why := op.conflict(self, n, stmt))), None)
             if (undefined := stmt.run(self, n)) is not None:
                 return undefined
             n += ir.size(stmt)
@@ -255,6 +259,7 @@ class Memory:
         return None
 
     def meaning(self, undefined: str | None = None) -> Meaning:
+        undefined = undefined or self.racy
         unknown = frozenset((ref, int(p)) for op in self.in_flight for ref, p in op.unknown())
         return Meaning(tuple(self.reads), tuple(a.tolist() for a in self.arrays), undefined,
                        tuple(self.read_writers), tuple(w.tolist() for w in self.writers),

@@ -102,3 +102,6 @@ class KnownFinding:
     # The trigger is about the whole case (it ignores its statement), so any
     # statement, of any family, may carry it.
     case_level: bool = False
+    # The statement families it is about (default: its own; semaphore and
+    # data-ref entries, both of those).
+    about: tuple[str, ...] = ()

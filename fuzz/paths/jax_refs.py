@@ -33,8 +33,8 @@ _OUT_EAGER = "    out = jax.new_ref(jnp.zeros(OUT, jnp.int32))\n"
 
 
 def not_applicable(case: ir.Case) -> str | None:
-    if any(r.is_semaphore for r in case.refs) or any(s.family == "semaphore" for s in case.statements):
-        return "semaphores exist only inside Pallas kernels"
+    if any(r.is_semaphore for r in case.refs) or any(s.counted() for s in case.statements):
+        return "semaphores (and the copies counted on them) exist only inside Pallas kernels"
     if any(r.scoped for r in case.refs):
         return "pl.run_scoped exists only inside Pallas kernels"
     return None

@@ -82,6 +82,8 @@ KNOWN_FINDINGS = (
         "() semaphores work",
         symptoms=(("valid-runs", r"safe_zip\(\) argument 2 has length \d+ but argument 0 "
                                  r"has length \d+"),
+                  ("invalid-rejected", r"safe_zip\(\) argument 2 has length \d+ but "
+                                       r"argument 0 has length \d+"),
                   ("partial-discharge", r"safe_zip\(\) argument 2 has length \d+ but "
                                         r"argument 0 has length \d+")),
         trigger=_wait_with_a_src_sem_view,

@@ -48,10 +48,10 @@ class DmaStart(DmaOp):
         dst = (self.dst.ref, memory.where(self.dst).reshape(-1))
         src = (self.src.ref, memory.where(self.src).reshape(-1))
         if overlap(dst, src):
-            return f"racy: copy {n} writes elements it reads"
+            memory.racy = memory.racy or f"racy: copy {n} writes elements it reads"
         for other in memory.in_flight:
             if overlap(dst, other.dst) or overlap(dst, other.src) or overlap(src, other.dst):
-                return f"racy: copy {n} overlaps copy {other.n} in flight"
+                memory.racy = memory.racy or f"racy: copy {n} overlaps copy {other.n} in flight"
         value = memory.elements(self.src)[memory.where(self.src)]
         if self.add:
             value = memory.elements(self.dst)[memory.where(self.dst)] + value

@@ -523,6 +523,7 @@ KNOWN_FINDINGS: tuple[KnownFinding, ...] = (
         symptoms=(("valid-runs", r"IndexError: list index out of range"),
                   ("invalid-rejected", r"^IndexError: list index out of range")),
         trigger=_bitcast_below_2d,
+        about=("ref", "dma"),   # a copy's view bitcasts through the same helper
         example=ir.Case((ir.Ref("int32", (3,)),), (Get(ir.View(0, (ir.Bitcast("float32"),))),),
                         paths=("abstract",)),
         jax_versions=((0, 10), (0, 12))),
