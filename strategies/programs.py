@@ -307,8 +307,9 @@ def invalid_programs(draw, *, mistakes=MISTAKES, max_statements=3, paths=ir.PATH
     base = draw(programs(max_statements=max_statements, max_semaphores=2, paths=paths,
                          grid=False))
     kind = draw(st.sampled_from(tuple(mistakes)))
-    ref, stmt, expect = draw(mistake_table()[kind].draw(base.refs))
+    new, stmt, expect = draw(mistake_table()[kind].draw(base.refs))
+    new = new if isinstance(new, tuple) else (new,)   # a copy's mistake brings several refs
     expect = dataclasses.replace(expect, primitive=ir.primitive(stmt))
     at = draw(st.integers(0, len(base.body)))
     body = ir.with_statement(base.body, at, stmt)
-    return ir.Case((*base.refs, ref), body, tuple(paths), expect, x64=base.x64)
+    return ir.Case((*base.refs, *new), body, tuple(paths), expect, x64=base.x64)

@@ -82,7 +82,8 @@ class Op(ir.Statement):
 class Mistake:
     """One kind of invalid program: ``draw(refs)`` gives a strategy of
     (a new ref, a statement over it as ref number ``len(refs)``, the clean
-    error a user should get). The minimizer keeps the set of mistakes a case
+    error a user should get); or of (a tuple of new refs, numbered from
+    ``len(refs)``, a statement over them, the error). The minimizer keeps the set of mistakes a case
     makes (each op's ``mistakes``) unchanged, by these same names."""
     name: str
     draw: Callable[[tuple], st.SearchStrategy]

@@ -2,8 +2,11 @@
 already know about (matched by `fuzz.known_findings`)."""
 from __future__ import annotations
 
+import dataclasses
+
 from fuzz import ir
 from fuzz.ops.base import KnownFinding
+from fuzz.ops.dma import mistakes
 from fuzz.ops.dma.start import DmaStart
 from fuzz.ops.dma.wait import DmaWait
 from fuzz.ops.semaphore.read import Read
@@ -39,6 +42,30 @@ def _copy_view_gathers(case: ir.Case, k: int) -> bool:
     return isinstance(stmt, (DmaStart, DmaWait)) and any(
         isinstance(i, ir.IntArray) for v in (stmt.src, stmt.dst)
         for t in v.transforms if isinstance(t, ir.At) for i in t.indices)
+
+
+def _invalid(refs, start, expect) -> ir.Case:
+    return ir.Case(refs, (start,), ("abstract", "pallas_call"),
+                   dataclasses.replace(expect, primitive="dma_start"))
+
+
+def _making(mistake: str):
+    """A copy that makes ``mistake`` (`DmaOp.mistakes`)."""
+    return lambda case, k: isinstance(case.statements[k], (DmaStart, DmaWait)) and (
+        mistake in case.statements[k].mistakes(case))
+
+
+def _accepted(what: str, mistake: str, example: ir.Case, extra: str = "",
+              symptoms=(), consequences=()) -> KnownFinding:
+    """A copy with ``what`` wrong that JAX lets through unreported."""
+    return KnownFinding(
+        f"dma-start-accepts-{mistake.removeprefix('dma_').replace('_', '-')}",
+        f"a copy started with {what} traces and discharges without an error "
+        "(discharge_state, and pl.pallas_call(..., interpret=True) runs it): "
+        "dma_start's abstract evaluation (jax/_src/pallas/mosaic/primitives.py) "
+        "checks no such thing, and neither does its discharge rule" + extra,
+        symptoms=(("invalid-rejected", r"^dma_start ran without error"), *symptoms),
+        consequences=consequences, trigger=_making(mistake), example=example)
 
 
 def _start(case: ir.Case, k: int) -> bool:
@@ -142,4 +169,32 @@ KNOWN_FINDINGS = (
                     ir.View(2, (ir.At((ir.IntArray((1, 0), True),)),)), ir.View(0))),
             paths=("tpu_interpret",)),
         paths=("tpu_interpret", "tpu_interpret_eager")),
+    _accepted("a regular or barrier semaphore, or a data ref, for its DMA semaphore",
+              "dma_semaphore_kind", _invalid(
+                  (ir.Ref("float32", (2, 2)), ir.Ref("regular", (2,))),
+                  DmaStart(ir.View(0, (ir.At((ir.Int(0),)),)), ir.View(0, (ir.At((ir.Int(1),)),)),
+                           ir.View(1, (ir.At((ir.Int(0),)),))), mistakes.SEMAPHORE_KIND),
+              "; only a wait on it says 'dma_wait requires a DMA semaphore'"),
+    _accepted("a source and a destination of different shapes", "dma_shape", _invalid(
+        (ir.Ref("float32", (4, 2)), ir.Ref("dma", ())),
+        DmaStart(ir.View(0, (ir.At((ir.Slice(0, 1),)),)), ir.View(0, (ir.At((ir.Slice(1, 3),)),)),
+                 ir.View(1)), mistakes.SHAPE),
+        "; the HLO interpreter broadcasts the source into the destination"),
+    _accepted("a source and a destination of different dtypes", "dma_dtype", _invalid(
+        (ir.Ref("float32", (2,)), ir.Ref("int32", (2,)), ir.Ref("dma", ())),
+        DmaStart(ir.View(0), ir.View(1), ir.View(2)), mistakes.DTYPE),
+        "; the discharge rule then stores the source's dtype into the destination "
+        "('dma_start returned a new value int32[2] for operand 1, a ref of float32[2]')",
+        symptoms=(("aval-preserved", r"^dma_start returned a new value \w+\[[\d, ]*\] for "
+                                     r"operand \d+, a ref of \w+\[[\d, ]*\]"),),
+        consequences=(
+            ("aval-preserved", r"^(run_scoped|pallas_call) returned a new value "
+                               r"\w+\[[\d, ]*\] for operand \d+, a ref of \w+\[[\d, ]*\]"),
+            ("abstract-concrete", r"^final r\d+ is \w+\[[\d, ]*\]; abstract evaluation promised"))),
+    _accepted("a static index past the end of its source or destination", "dma_out_of_bounds",
+              _invalid((ir.Ref("float32", (2, 2)), ir.Ref("dma", ())),
+                       DmaStart(ir.View(0, (ir.At((ir.Int(2),)),)), ir.View(0, (ir.At((ir.Int(0),)),)),
+                                ir.View(1)), mistakes.OUT_OF_BOUNDS),
+              "; the HLO interpreter clamps the index (a load or store through the "
+              "same view is refused)"),
 )
