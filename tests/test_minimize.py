@@ -67,5 +67,6 @@ def test_each_planted_mistake_is_named_by_its_statement(name, data):
     """Strategies and the minimizer share one vocabulary: the statement a
     mistake plants reports that very mistake."""
     refs = (ir.Ref("int16", (2,)),)
-    ref, stmt, _ = data.draw(ops.mistakes()[name].draw(refs))
-    assert name in stmt.mistakes(ir.Case((*refs, ref), (stmt,)))
+    new, stmt, _ = data.draw(ops.mistakes()[name].draw(refs))
+    new = new if isinstance(new, tuple) else (new,)
+    assert name in stmt.mistakes(ir.Case((*refs, *new), (stmt,)))
