@@ -125,9 +125,22 @@ def has_interpret_option(name: str) -> bool:
 def tpu_races_found() -> bool | None:
     """Whether the TPU interpreter's race detector saw a race in the last
     run with ``detect_races=True`` (None: this release keeps no such record)."""
-    try:
-        from jax._src.pallas.mosaic.interpret import interpret_pallas_call as ipc
-    except ImportError:   # 0.10 keeps the interpreter in jax._src.pallas.mosaic
-        from jax._src.pallas.mosaic import interpret as ipc
+    from jax._src.pallas.mosaic.interpret import interpret_pallas_call as ipc
     races = getattr(ipc, "races", None)
     return None if races is None else bool(races.races_found)
+
+
+@functools.cache
+def dma_features() -> frozenset[str]:
+    """What this release's local copies take beyond ``make_async_copy(src,
+    dst, sem).start()`` / ``.wait()``: "src_sem" (a semaphore for the read,
+    0.12) and "wait_read_write" (``.wait_read()`` / ``.wait_write()``, 0.12)."""
+    import inspect
+    from jax.experimental.pallas import tpu as pltpu
+    from jax._src.pallas.mosaic import primitives as tpu_primitives
+    found = set()
+    if "src_sem" in inspect.signature(pltpu.make_async_copy).parameters:
+        found.add("src_sem")
+    if hasattr(tpu_primitives.AsyncCopyDescriptor, "wait_write"):
+        found.add("wait_read_write")
+    return frozenset(found)

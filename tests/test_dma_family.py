@@ -4,6 +4,7 @@ real discharge rules and the TPU interpreter."""
 import dataclasses
 import jax.numpy as jnp
 import numpy as np
+import pytest
 from hypothesis import given, settings, HealthCheck
 
 from fuzz import compat, emit, ir, model, oracles, serialize
@@ -93,6 +94,9 @@ def _start_writing_nothing(rule):
     return wrong
 
 
+@pytest.mark.skipif(compat.jax_version()[:2] < (0, 12), reason=(
+    "JAX 0.10 registers dma_start's rule as a partial discharge rule "
+    "(state_discharge._partial_discharge_rules), which this plant does not wrap"))
 def test_model_catches_a_copy_discharged_without_its_data(plant):
     rules = compat.discharge_rules()
     from jax._src.pallas.mosaic import primitives as tpu_primitives

@@ -230,10 +230,12 @@ KNOWN_FINDINGS: tuple[KnownFinding, ...] = (
         "int32[3]'; 'Cannot signal on a non-semaphore Ref: int16[]'), and so "
         "does a semaphore op on one of its blocks (an int16 stand-in); the "
         "same pipeline inlined (without the primitive) runs",
-        symptoms=(("valid-runs", r"AttributeError: 'ShapedArray' object has no attribute "
-                                 r"'inner_aval'|ValueError: `(get|swap|addupdate)` must be called "
-                                 r"on `Ref` types|ValueError: Cannot (signal|wait) on a "
-                                 r"non-semaphore Ref"),),
+        symptoms=tuple((oracle, r"AttributeError: 'ShapedArray' object has no attribute "
+                                r"'inner_aval'|ValueError: `(get|swap|addupdate)` must be called "
+                                r"on `Ref` types|ValueError: Cannot (signal|wait) on a "
+                                r"non-semaphore Ref")
+                       # In an invalid program it hides the error the mistake should get.
+                       for oracle in ("valid-runs", "invalid-rejected")),
         trigger=_is(Pipeline, _uses_a_ref_it_is_not_given),
         example=ir.Case((ir.Ref("int32", (3,)), _ROWS), (Pipeline(3, (1,), (
             Get(ir.View(0, (ir.At((ir.Int(2),)),))),

@@ -186,11 +186,13 @@ KNOWN_FINDINGS = (
         "; the discharge rule then stores the source's dtype into the destination "
         "('dma_start returned a new value int32[2] for operand 1, a ref of float32[2]')",
         symptoms=(("aval-preserved", r"^dma_start returned a new value \w+\[[\d, ]*\] for "
-                                     r"operand \d+, a ref of \w+\[[\d, ]*\]"),),
+                                     r"operand \d+, a ref of \w+\[[\d, ]*\]"),
+                  # JAX 0.10: the abstract path's discharged program says so.
+                  ("abstract-concrete", r"^final r\d+ is \w+\[[\d, ]*\]; abstract evaluation "
+                                        r"promised")),
         consequences=(
             ("aval-preserved", r"^(run_scoped|pallas_call) returned a new value "
-                               r"\w+\[[\d, ]*\] for operand \d+, a ref of \w+\[[\d, ]*\]"),
-            ("abstract-concrete", r"^final r\d+ is \w+\[[\d, ]*\]; abstract evaluation promised"))),
+                               r"\w+\[[\d, ]*\] for operand \d+, a ref of \w+\[[\d, ]*\]"),)),
     _accepted("a static index past the end of its source or destination", "dma_out_of_bounds",
               _invalid((ir.Ref("float32", (2, 2)), ir.Ref("dma", ())),
                        DmaStart(ir.View(0, (ir.At((ir.Int(2),)),)), ir.View(0, (ir.At((ir.Int(0),)),)),

@@ -33,6 +33,12 @@ class DmaStart(DmaOp):
         if self.api not in ("descriptor", "async_copy") or self.priority not in (0, 1):
             raise ir.IRError(f"statement {n}: api {self.api!r}, priority {self.priority!r}")
 
+    def not_applicable(self, path):
+        from fuzz import compat
+        if self.src_sem is not None and "src_sem" not in compat.dma_features():
+            return "this JAX release's make_async_copy takes no src_sem"
+        return None
+
     def source(self, e) -> str:
         params = [f"priority={self.priority}"] if self.priority else []
         params += ["add=True"] if self.add else []
@@ -94,7 +100,9 @@ class DmaStart(DmaOp):
                                  transforms=transforms)
         if pairs is None or sems is None:
             return None
+        from fuzz import compat
+        src_sems = st.none() | sems if "src_sem" in compat.dma_features() else st.none()
         return st.builds(
             lambda pair, sem, src_sem, api, priority: cls(*pair, sem, src_sem, api, priority),
-            pairs, sems, st.none() | sems, st.sampled_from(("descriptor", "async_copy")),
+            pairs, sems, src_sems, st.sampled_from(("descriptor", "async_copy")),
             st.sampled_from((0, 1)))

@@ -31,6 +31,12 @@ class DmaWait(DmaOp):
         if self.method not in WAITS or self.method == "wait_read" and self.src_sem is None:
             raise ir.IRError(f"statement {n}: {self.method} (a wait_read needs a src_sem)")
 
+    def not_applicable(self, path):
+        from fuzz import compat
+        if self.method != "wait" and "wait_read_write" not in compat.dma_features():
+            return f"this JAX release's copy descriptor has no {self.method}"
+        return None
+
     def source(self, e) -> str:
         return f"{descriptor_source(e, *self.operands())}.{self.method}()"
 
@@ -72,8 +78,10 @@ class DmaWait(DmaOp):
             among is None or {s.src.ref, s.dst.ref} <= set(among))]
         if not started:
             return None
+        from fuzz import compat
+        waits = WAITS if "wait_read_write" in compat.dma_features() else WAITS[:1]
         return st.sampled_from(started).flatmap(lambda s: st.sampled_from(
-            WAITS if s.src_sem is not None else WAITS[:2]).map(
+            waits if s.src_sem is not None else waits[:2]).map(
             lambda m: cls(s.src, s.dst, s.sem, s.src_sem, m)))
 
 

@@ -12,7 +12,8 @@ from fuzz.ops.semaphore.wait import Wait
 
 
 def _transforms(case: ir.Case, k: int):
-    return case.statements[k].view.transforms
+    """The transforms of statement ``k``'s views (a copy has several)."""
+    return tuple(t for v in ir.views(case.statements[k]) for t in v.transforms)
 
 
 def _is(*kinds):
@@ -187,6 +188,7 @@ KNOWN_FINDINGS: tuple[KnownFinding, ...] = (
         # it is a finding where it hides the error an invalid program should get.
         symptoms=((_INVALID, r"NotImplementedError: .*TransposeTransform"),),
         trigger=_has(ir.Transpose),
+        about=("semaphore", "ref", "dma"),   # a copy's views are discharged alike
         example=_case(ir.Ref("int16", (1, 1)), Signal(ir.View(0, (
             ir.Transpose((1, 0)), ir.At((ir.Int(3), ir.Int(0))))), ir.Int(1)),
             expect=ir.ExpectedError("IndexError|ValueError", r"(?i)out of (bounds?|range)",
