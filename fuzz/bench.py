@@ -4,12 +4,14 @@ cases.
 
     python -m fuzz.bench [N]
 
-Five samples, because no one case runs everywhere: int16 programs (every
+Six samples, because no one case runs everywhere: int16 programs (every
 path but the TPU interpreter, which takes real semaphores only, and refs
 under jit), programs over REGULAR semaphores (every path but ``run_state``,
 which takes arrays only), flat data-ref programs (every path), data-ref
-programs with control flow (each has a loop, cond, pl.when or wrapper) and
-flat data-ref programs over a pallas_call grid (its two interpreters only).
+programs with control flow (each has a loop, cond, pl.when or wrapper),
+flat data-ref programs over a pallas_call grid (its two interpreters only)
+and flat copy programs (the kernel paths, the TPU interpreter under both
+sets of options among them).
 Columns run interleaved, case by case, so drift hits each alike. Prints
 ratios measured in this one run; nothing is asserted.
 """
@@ -27,11 +29,11 @@ SHAPE = ("seed-invariant", "aval-preserved", "effects", "abstract-concrete", "va
 
 
 def sample(n: int, kind: str | None, applicable: str, *, control: bool = False,
-           grid: bool = False):
+           grid: bool = False, copies: bool = False):
     """``n`` programs over semaphores of ``kind`` (None: data refs only) that
     ``applicable`` can run; with ``control``, only those with a control
     statement, else only flat ones; with ``grid``, only those over a
-    pallas_call grid, else none."""
+    pallas_call grid, else none; with ``copies``, only those with a copy."""
     from strategies import programs
     cases = []
     strategy = (programs(max_semaphores=0, max_depth=2 if control else 0, grid=grid)
@@ -41,6 +43,8 @@ def sample(n: int, kind: str | None, applicable: str, *, control: bool = False,
         strategy = strategy.filter(lambda c: any(s.block_fields for s in c.body))
     if grid:
         strategy = strategy.filter(lambda c: c.grid is not None)
+    if copies:
+        strategy = strategy.filter(lambda c: any(s.family == "dma" for s in c.statements))
 
     @settings(max_examples=n, database=None, derandomize=True, deadline=None,
               suppress_health_check=list(HealthCheck))
@@ -66,7 +70,7 @@ def _columns(evaluating):
         columns[f"{path} + model"] = (lambda c, p=path: oracles.check(
             c, on_paths=(p,), oracles=SHAPE + ("model-vs-path",)))
     for name in ("jit-eager", "chain-equivalence", "control-unrolled", "vmap-stack",
-                 "grad-matches"):
+                 "grad-matches", "interpret-options", "race-detection", "left-over-counts"):
         columns[f"{name} (+ its runs)"] = (
             lambda c, n=name: oracles.check(c, on_paths=evaluating, oracles=SHAPE + (n,)))
     columns["full tier (every path, oracle)"] = oracles.check
@@ -103,6 +107,8 @@ def main(argv=None):
           _columns(data_paths))
     table("data-ref programs over a pallas_call grid", sample(n, None, "pallas_call", grid=True),
           _columns(("pallas_call", "tpu_interpret")))
+    table("copy programs", sample(n, None, "tpu_interpret_eager", copies=True),
+          _columns(("pallas_call", "tpu_interpret", "tpu_interpret_eager")))
 
 
 if __name__ == "__main__":
