@@ -15,6 +15,7 @@ from fuzz.ops.ref.addupdate import AddUpdate
 from fuzz.ops.ref.common import Iota
 from fuzz.ops.ref.get import Get
 from fuzz.ops.ref.inspect import Inspect
+from fuzz.ops.ref.masked_store import MaskedStore
 from fuzz.ops.ref.swap import Swap
 from fuzz.ops.semaphore.read import Read
 from fuzz.ops.semaphore.signal import Signal
@@ -156,6 +157,15 @@ def _storing_loop_on_dyn(loop) -> bool:
     """A while loop (a fori_loop on a count from ``dyn``, or a while_loop)
     with a store inside."""
     return loop.primitive == "while" and any(s.primitive in _STORES for s in ir.flat(loop.body))
+
+
+def _inlined_pipeline_masked_store_of_a_2d_block(case: ir.Case, k: int) -> bool:
+    """An inlined pipeline whose body stores with pltpu.store into a block
+    (of one of its refs) of two or more dimensions."""
+    stmt = case.statements[k]
+    return isinstance(stmt, Pipeline) and stmt.inline and any(
+        isinstance(s, MaskedStore) and s.view.ref in stmt.xs
+        and len(case.refs[s.view.ref].shape) >= 3 for s in ir.flat(stmt.body))
 
 
 KNOWN_FINDINGS: tuple[KnownFinding, ...] = (
@@ -573,5 +583,21 @@ KNOWN_FINDINGS: tuple[KnownFinding, ...] = (
         case_level=True,
         example=ir.Case((ir.Ref("int16", ()),), (Wrap("shard_map", (Signal(
             ir.View(0), ir.Int(1, True)),)), Read(ir.View(0))), ("run_state",)),
+        jax_versions=((0, 12),)),
+    KnownFinding(
+        "inlined-pipeline-masked-store-uint32-index",
+        "pltpu.store into a block of two or more dimensions in a pltpu.emit_pipeline "
+        "body inlined into DMAs (not the emit_pipeline primitive) fails to "
+        "discharge: _swap_discharge_rule (jax/_src/pallas/primitives.py) hands "
+        "lax.dynamic_slice the pipeline's uint32 buffer-slot index beside int32 "
+        "zeros ('index arguments to dynamic_slice must be integers of the same "
+        "type, got: uint32, int32, int32'); a 1-D block, a pltpu.load, and the "
+        "primitive pipeline work",
+        symptoms=tuple((oracle, r"index arguments to dynamic_slice must be integers of the "
+                                r"same type, got: uint32")
+                       for oracle in ("valid-runs", "invalid-rejected")),
+        trigger=_inlined_pipeline_masked_store_of_a_2d_block,
+        example=ir.Case((ir.Ref("int32", (2, 2, 2)),), (Pipeline(2, (0,), (MaskedStore(
+            ir.View(0, (ir.STEP,)), Iota("int32", (2, 2))),), inline=True),), ("pallas_call",)),
         jax_versions=((0, 12),)),
 )
