@@ -199,4 +199,17 @@ KNOWN_FINDINGS = (
                                 ir.View(1)), mistakes.OUT_OF_BOUNDS),
               "; the HLO interpreter clamps the index (a load or store through the "
               "same view is refused)"),
+    KnownFinding(
+        "tpu-interpret-ignores-dma-add",
+        "the TPU interpreter ignores add=True on a copy (make_async_copy(x, y, "
+        "sem).start(add=True), pltpu.async_copy(..., add=True)): the destination "
+        "ends as the source, not the sum of both, in either DMA execution mode; "
+        "discharge refuses add=True outright (an unsupported-table entry)",
+        symptoms=(("model-vs-path", r"^final r\d+\[[\d, ]*\] is .*, expected"),),
+        trigger=lambda case, k: isinstance(case.statements[k], DmaStart) and (
+            case.statements[k].add),
+        example=ir.Case((ir.Ref("dma", ()), _DATA, _DATA), (
+            DmaStart(ir.View(1), ir.View(2), ir.View(0), add=True),
+            DmaWait(ir.View(1), ir.View(2), ir.View(0))), paths=("tpu_interpret",)),
+        paths=("tpu_interpret", "tpu_interpret_eager")),
 )

@@ -103,6 +103,7 @@ class DmaStart(DmaOp):
         from fuzz import compat
         src_sems = st.none() | sems if "src_sem" in compat.dma_features() else st.none()
         return st.builds(
-            lambda pair, sem, src_sem, api, priority: cls(*pair, sem, src_sem, api, priority),
+            lambda pair, sem, src_sem, api, priority, add: cls(*pair, sem, src_sem, api,
+                                                                priority, add),
             pairs, sems, src_sems, st.sampled_from(("descriptor", "async_copy")),
-            st.sampled_from((0, 1)))
+            st.sampled_from((0, 1)), st.sampled_from((False, False, False, True)))
