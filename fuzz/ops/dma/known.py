@@ -212,4 +212,19 @@ KNOWN_FINDINGS = (
             DmaStart(ir.View(1), ir.View(2), ir.View(0), add=True),
             DmaWait(ir.View(1), ir.View(2), ir.View(0))), paths=("tpu_interpret",)),
         paths=("tpu_interpret", "tpu_interpret_eager")),
+    KnownFinding(
+        "dma-add-not-dischargeable",
+        "a copy started with add=True has no discharge (dma_start_discharge_rule: "
+        "'DMA partial discharge add=True not yet implemented', partial or not)",
+        # In valid programs this is an unsupported feature (fuzz/unsupported.py);
+        # it is a finding where it hides the error an invalid program should get.
+        symptoms=(("invalid-rejected", r"NotImplementedError: DMA partial discharge add=True "
+                                       r"not yet implemented"),),
+        trigger=lambda case, k: isinstance(case.statements[k], DmaStart) and (
+            case.statements[k].add),
+        example=ir.Case((ir.Ref("dma", ()), _DATA, _DATA, ir.Ref("int32", ())), (
+            DmaStart(ir.View(1), ir.View(2), ir.View(0), add=True),
+            DmaWait(ir.View(1), ir.View(2), ir.View(0)), Read(ir.View(3))), ("abstract",),
+            ir.ExpectedError("ValueError", r"semaphores of the following types",
+                             "semaphore_read"))),
 )
