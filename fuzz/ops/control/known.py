@@ -159,6 +159,12 @@ def _storing_loop_on_dyn(loop) -> bool:
     return loop.primitive == "while" and any(s.primitive in _STORES for s in ir.flat(loop.body))
 
 
+def _runs_or_hides(pattern: str) -> tuple[tuple[str, str], ...]:
+    """A crash's symptoms: a valid program fails with it, and in an invalid
+    one it hides the error the mistake should get."""
+    return tuple((oracle, pattern) for oracle in ("valid-runs", "invalid-rejected"))
+
+
 def _inlined_pipeline_masked_store_of_a_2d_block(case: ir.Case, k: int) -> bool:
     """An inlined pipeline whose body stores with pltpu.store into a block
     (of one of its refs) of two or more dimensions."""
@@ -240,12 +246,10 @@ KNOWN_FINDINGS: tuple[KnownFinding, ...] = (
         "int32[3]'; 'Cannot signal on a non-semaphore Ref: int16[]'), and so "
         "does a semaphore op on one of its blocks (an int16 stand-in); the "
         "same pipeline inlined (without the primitive) runs",
-        symptoms=tuple((oracle, r"AttributeError: 'ShapedArray' object has no attribute "
+        symptoms=_runs_or_hides(r"AttributeError: 'ShapedArray' object has no attribute "
                                 r"'inner_aval'|ValueError: `(get|swap|addupdate)` must be called "
                                 r"on `Ref` types|ValueError: Cannot (signal|wait) on a "
-                                r"non-semaphore Ref")
-                       # In an invalid program it hides the error the mistake should get.
-                       for oracle in ("valid-runs", "invalid-rejected")),
+                                r"non-semaphore Ref"),
         trigger=_is(Pipeline, _uses_a_ref_it_is_not_given),
         example=ir.Case((ir.Ref("int32", (3,)), _ROWS), (Pipeline(3, (1,), (
             Get(ir.View(0, (ir.At((ir.Int(2),)),))),
@@ -593,9 +597,8 @@ KNOWN_FINDINGS: tuple[KnownFinding, ...] = (
         "zeros ('index arguments to dynamic_slice must be integers of the same "
         "type, got: uint32, int32, int32'); a 1-D block, a pltpu.load, and the "
         "primitive pipeline work",
-        symptoms=tuple((oracle, r"index arguments to dynamic_slice must be integers of the "
-                                r"same type, got: uint32")
-                       for oracle in ("valid-runs", "invalid-rejected")),
+        symptoms=_runs_or_hides(r"index arguments to dynamic_slice must be integers of the "
+                                r"same type, got: uint32"),
         trigger=_inlined_pipeline_masked_store_of_a_2d_block,
         example=ir.Case((ir.Ref("int32", (2, 2, 2)),), (Pipeline(2, (0,), (MaskedStore(
             ir.View(0, (ir.STEP,)), Iota("int32", (2, 2))),), inline=True),), ("pallas_call",)),

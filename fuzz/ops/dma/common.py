@@ -36,13 +36,22 @@ def nbytes(refs, view: ir.View) -> int:
     return math.prod(ir.view_shape(refs, view)) * ir.dtype_bits(kind) // 8
 
 
-def descriptor_source(e, src, dst, sem, src_sem) -> str:
-    extra = f", src_sem={e.view(src_sem)}" if src_sem is not None else ""
-    return f"pltpu.make_async_copy({e.view(src)}, {e.view(dst)}, {e.view(sem)}{extra})"
-
-
+@dataclass(frozen=True)
 class DmaOp(Op):
+    """A copy's operands, which its start and its waits name alike."""
+    src: ir.View
+    dst: ir.View
+    sem: ir.View
+    src_sem: ir.View | None = None
     family = "dma"
+
+    def copy_args(self, e) -> str:
+        """``src, dst, sem[, src_sem=...]`` as source."""
+        extra = f", src_sem={e.view(self.src_sem)}" if self.src_sem is not None else ""
+        return f"{e.view(self.src)}, {e.view(self.dst)}, {e.view(self.sem)}{extra}"
+
+    def descriptor_source(self, e) -> str:
+        return f"pltpu.make_async_copy({self.copy_args(e)})"
 
     def operands(self) -> tuple[ir.View, ir.View, ir.View, ir.View | None]:
         return self.src, self.dst, self.sem, self.src_sem
@@ -116,6 +125,7 @@ class InFlight:
 
     def conflict(self, memory, n: int, stmt) -> str | None:
         """Why statement ``n`` races with this copy (None: it does not)."""
+        from fuzz.model import ModelError
         if isinstance(stmt, DmaOp):
             return None   # a copy checks its own operands (`DmaStart.run`)
         reads_only = getattr(stmt, "reads_only", False)
@@ -124,7 +134,7 @@ class InFlight:
                 continue
             try:
                 touched = (view.ref, memory.where(view).reshape(-1))
-            except Exception:  # noqa: BLE001 - a view of no single elements: the whole ref
+            except ModelError:   # a view of no single elements (a bitcast): the whole ref
                 touched = (view.ref, np.arange(memory.arrays[view.ref].size))
             if overlap(touched, self.dst):
                 return (f"racy: statement {n} {'reads' if reads_only else 'writes'} the "
@@ -152,9 +162,9 @@ def copies(refs, *, among, dynamic, max_chain, transforms):
     and dtype, each through a transform chain as data refs are drawn
     (a destination drawn first, then a source of its shape, or the same
     view shape of another ref), or None when no data ref is there."""
+    from fuzz.ops.ref.common import data_ref_numbers
     from strategies.transforms import TRANSFORM_KINDS, transform_chains
-    usable = [i for i, r in enumerate(refs) if not r.is_semaphore and 0 not in r.shape
-              and (among is None or i in among)]
+    usable = data_ref_numbers(refs, among)
     if not usable:
         return None
     kinds = tuple(TRANSFORM_KINDS if transforms is None else transforms)

@@ -72,6 +72,11 @@ def _start(case: ir.Case, k: int) -> bool:
     return isinstance(case.statements[k], DmaStart)
 
 
+def _copied(src, dst, sem, src_sem=None, **start) -> tuple:
+    """A copy started and waited on (the statements of most examples)."""
+    return DmaStart(src, dst, sem, src_sem, **start), DmaWait(src, dst, sem, src_sem)
+
+
 _SEMS = ir.Ref("dma", (2,))
 _DATA = ir.Ref("float32", (2,))
 _AT0, _AT1 = (ir.View(0, (ir.At((ir.Int(i),)),)) for i in (0, 1))
@@ -115,8 +120,7 @@ KNOWN_FINDINGS = (
                                         r"argument 0 has length \d+")),
         trigger=_wait_with_a_src_sem_view,
         example=ir.Case((_SEMS, _DATA, _DATA), (
-            DmaStart(ir.View(1), ir.View(2), _AT0, _AT1),
-            DmaWait(ir.View(1), ir.View(2), _AT0, _AT1)), paths=("abstract", "pallas_call")),
+            *_copied(ir.View(1), ir.View(2), _AT0, _AT1),), paths=("abstract", "pallas_call")),
         jax_versions=((0, 12),)),
     KnownFinding(
         "tpu-interpret-on-wait-drops-unwaited-copy",
@@ -146,10 +150,8 @@ KNOWN_FINDINGS = (
                                  r"has no attribute 'indices'"),),
         trigger=_copy_view_not_only_indexed,
         example=ir.Case((ir.Ref("dma", ()), _DATA, _DATA), (
-            DmaStart(ir.View(1, (ir.Reshape((2, 1)),)), ir.View(2, (ir.Reshape((2, 1)),)),
-                     ir.View(0)),
-            DmaWait(ir.View(1, (ir.Reshape((2, 1)),)), ir.View(2, (ir.Reshape((2, 1)),)),
-                    ir.View(0))), paths=("tpu_interpret",)),
+            *_copied(ir.View(1, (ir.Reshape((2, 1)),)), ir.View(2, (ir.Reshape((2, 1)),)),
+                     ir.View(0)),), paths=("tpu_interpret",)),
         paths=("tpu_interpret", "tpu_interpret_eager")),
     KnownFinding(
         "tpu-interpret-dma-gather-view",
@@ -163,11 +165,8 @@ KNOWN_FINDINGS = (
                                  r"scalars; got arr\.ndim=1"),),
         trigger=_copy_view_gathers,
         example=ir.Case((ir.Ref("dma", ()), _DATA, _DATA), (
-            DmaStart(ir.View(1, (ir.At((ir.IntArray((1, 0), True),)),)),
-                     ir.View(2, (ir.At((ir.IntArray((1, 0), True),)),)), ir.View(0)),
-            DmaWait(ir.View(1, (ir.At((ir.IntArray((1, 0), True),)),)),
-                    ir.View(2, (ir.At((ir.IntArray((1, 0), True),)),)), ir.View(0))),
-            paths=("tpu_interpret",)),
+            *_copied(*(ir.View(r, (ir.At((ir.IntArray((1, 0), True),)),)) for r in (1, 2)),
+                     ir.View(0)),), paths=("tpu_interpret",)),
         paths=("tpu_interpret", "tpu_interpret_eager")),
     _accepted("a regular or barrier semaphore, or a data ref, for its DMA semaphore",
               "dma_semaphore_kind", _invalid(
@@ -209,8 +208,7 @@ KNOWN_FINDINGS = (
         trigger=lambda case, k: isinstance(case.statements[k], DmaStart) and (
             case.statements[k].add),
         example=ir.Case((ir.Ref("dma", ()), _DATA, _DATA), (
-            DmaStart(ir.View(1), ir.View(2), ir.View(0), add=True),
-            DmaWait(ir.View(1), ir.View(2), ir.View(0))), paths=("tpu_interpret",)),
+            *_copied(ir.View(1), ir.View(2), ir.View(0), add=True),), paths=("tpu_interpret",)),
         paths=("tpu_interpret", "tpu_interpret_eager")),
     KnownFinding(
         "dma-add-not-dischargeable",
@@ -223,8 +221,8 @@ KNOWN_FINDINGS = (
         trigger=lambda case, k: isinstance(case.statements[k], DmaStart) and (
             case.statements[k].add),
         example=ir.Case((ir.Ref("dma", ()), _DATA, _DATA, ir.Ref("int32", ())), (
-            DmaStart(ir.View(1), ir.View(2), ir.View(0), add=True),
-            DmaWait(ir.View(1), ir.View(2), ir.View(0)), Read(ir.View(3))), ("abstract",),
+            *_copied(ir.View(1), ir.View(2), ir.View(0), add=True), Read(ir.View(3))),
+            ("abstract",),
             ir.ExpectedError("ValueError", r"semaphores of the following types",
                              "semaphore_read"))),
 )

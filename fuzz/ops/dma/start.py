@@ -10,16 +10,11 @@ from dataclasses import dataclass, replace
 from hypothesis import strategies as st
 
 from fuzz import ir
-from fuzz.ops.dma.common import (DmaOp, InFlight, copies, descriptor_source, overlap,
-                                 scalar_semaphores)
+from fuzz.ops.dma.common import DmaOp, InFlight, copies, overlap, scalar_semaphores
 
 
 @dataclass(frozen=True)
 class DmaStart(DmaOp):
-    src: ir.View
-    dst: ir.View
-    sem: ir.View
-    src_sem: ir.View | None = None
     # "descriptor": make_async_copy(...).start(priority=...); "async_copy":
     # pltpu.async_copy(..., priority=...), which starts it and returns the descriptor.
     api: str = "descriptor"
@@ -43,11 +38,8 @@ class DmaStart(DmaOp):
         params = [f"priority={self.priority}"] if self.priority else []
         params += ["add=True"] if self.add else []
         if self.api == "async_copy":
-            extra = f", src_sem={e.view(self.src_sem)}" if self.src_sem is not None else ""
-            args = ", ".join([f"{e.view(self.src)}, {e.view(self.dst)}, {e.view(self.sem)}{extra}",
-                              *params])
-            return f"pltpu.async_copy({args})"
-        return f"{descriptor_source(e, *self.operands())}.start({', '.join(params)})"
+            return f"pltpu.async_copy({', '.join([self.copy_args(e), *params])})"
+        return f"{self.descriptor_source(e)}.start({', '.join(params)})"
 
     def run(self, memory, n):
         from fuzz.ops.ref.common import written

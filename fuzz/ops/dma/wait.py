@@ -11,17 +11,13 @@ from dataclasses import dataclass, replace
 from hypothesis import strategies as st
 
 from fuzz import ir
-from fuzz.ops.dma.common import DmaOp, descriptor_source
+from fuzz.ops.dma.common import DmaOp
 
 WAITS = ("wait", "wait_write", "wait_read")
 
 
 @dataclass(frozen=True)
 class DmaWait(DmaOp):
-    src: ir.View
-    dst: ir.View
-    sem: ir.View
-    src_sem: ir.View | None = None
     method: str = "wait"
     tag = "dma_wait"
     primitive = "dma_wait"
@@ -38,7 +34,7 @@ class DmaWait(DmaOp):
         return None
 
     def source(self, e) -> str:
-        return f"{descriptor_source(e, *self.operands())}.{self.method}()"
+        return f"{self.descriptor_source(e)}.{self.method}()"
 
     def waited(self) -> tuple[int, ...]:
         """Which of `sized`'s semaphores it waits on, in order."""

@@ -229,12 +229,17 @@ def value_mistakes(case, view, value) -> set[str]:
 
 # --- draws --------------------------------------------------------------------
 
+def data_ref_numbers(refs, among) -> list[int]:
+    """The data refs (numbers) among ``among`` (None: all) with an element."""
+    return [i for i, r in enumerate(refs) if not r.is_semaphore and 0 not in r.shape
+            and (among is None or i in among)]
+
+
 def data_views(refs, *, among, dynamic, max_chain, transforms, last_at_only=False):
     """Views of the data refs among ``refs`` (any shape, in bounds); with
     ``last_at_only``, at most one indexer, and it comes last (addupdate)."""
     from strategies.transforms import TRANSFORM_KINDS, at_indexers, transform_chains
-    usable = [i for i, r in enumerate(refs) if not r.is_semaphore and 0 not in r.shape
-              and (among is None or i in among)]
+    usable = data_ref_numbers(refs, among)
     if not usable:
         return None
     allowed = tuple(TRANSFORM_KINDS if transforms is None else transforms)
