@@ -10,8 +10,9 @@ under jit), programs over REGULAR semaphores (every path but ``run_state``,
 which takes arrays only), flat data-ref programs (every path), data-ref
 programs with control flow (each has a loop, cond, pl.when or wrapper),
 flat data-ref programs over a pallas_call grid (its two interpreters only)
-and flat copy programs (the kernel paths, the TPU interpreter under both
-sets of options among them).
+flat copy programs (the kernel paths, the TPU interpreter under both
+sets of options among them), and flat data-ref programs with a pattern
+of remote copies on a mesh of 1, 2, 4 and 8 devices (the same paths).
 Columns run interleaved, case by case, so drift hits each alike. Prints
 ratios measured in this one run; nothing is asserted.
 """
@@ -29,16 +30,18 @@ SHAPE = ("seed-invariant", "aval-preserved", "effects", "abstract-concrete", "va
 
 
 def sample(n: int, kind: str | None, applicable: str, *, control: bool = False,
-           grid: bool = False, copies: bool = False):
+           grid: bool = False, copies: bool = False, devices: int | None = None):
     """``n`` programs over semaphores of ``kind`` (None: data refs only) that
     ``applicable`` can run; with ``control``, only those with a control
     statement, else only flat ones; with ``grid``, only those over a
-    pallas_call grid, else none; with ``copies``, only those with a copy."""
+    pallas_call grid, else none; with ``copies``, only those with a copy;
+    with ``devices``, only those on a mesh of that many, else none."""
     from strategies import programs
     cases = []
-    strategy = (programs(max_semaphores=0, max_depth=2 if control else 0, grid=grid)
+    mesh = (devices,) if devices else False
+    strategy = (programs(max_semaphores=0, max_depth=2 if control else 0, grid=grid, mesh=mesh)
                 if kind is None else programs(kinds=(kind,), data_dtypes=(), max_depth=0,
-                                              grid=False))
+                                              grid=False, mesh=False))
     if control:
         strategy = strategy.filter(lambda c: any(s.block_fields for s in c.body))
     if grid:
@@ -87,11 +90,12 @@ def table(title, cases, columns):
             except Exception:  # noqa: BLE001 - a raising case still costs time
                 pass
             seconds[name] += time.perf_counter() - start
-    raw = seconds["raw make_jaxpr+discharge"]
+    raw = seconds.get("raw make_jaxpr+discharge")   # no abstract path on a mesh
     print(f"\n{title}: {len(cases)} cases")
     print(f"{'column':<36}{'cases/s':>10}{'ms/case':>10}{'x raw time':>12}")
     for name, s in seconds.items():
-        print(f"{name:<36}{len(cases) / s:>10.1f}{1000 * s / len(cases):>10.1f}{s / raw:>12.2f}")
+        ratio = f"{s / raw:>12.2f}" if raw else f"{'-':>12}"
+        print(f"{name:<36}{len(cases) / s:>10.1f}{1000 * s / len(cases):>10.1f}{ratio}")
 
 
 def main(argv=None):
@@ -109,6 +113,13 @@ def main(argv=None):
           _columns(("pallas_call", "tpu_interpret")))
     table("copy programs", sample(n, None, "tpu_interpret_eager", copies=True),
           _columns(("pallas_call", "tpu_interpret", "tpu_interpret_eager")))
+    for devices in (1, 2, 4, 8):
+        # A pattern of remote copies in each; the abstract path takes no mesh.
+        on_mesh = ("pallas_call", "tpu_interpret", "tpu_interpret_eager")
+        columns = {name: fn for name, fn in _columns(on_mesh).items()
+                   if name not in ("raw make_jaxpr+discharge", "abstract tier")}
+        table(f"data-ref programs on a mesh of {devices} devices",
+              sample(n, None, "pallas_call", devices=devices), columns)
 
 
 if __name__ == "__main__":

@@ -27,6 +27,8 @@ class Stats:
     undefined: int = 0     # valid cases the model gives no meaning (see fuzz/model.py)
     # Valid cases by the model's verdict (defined, deadlock, racy, ...).
     verdicts: collections.Counter = field(default_factory=collections.Counter)
+    # Cases on a mesh, by its size, and those valid by size and verdict ("4 racy").
+    meshes: collections.Counter = field(default_factory=collections.Counter)
     # Valid cases a path refused as the unsupported table lists: entry id.
     unsupported: collections.Counter = field(default_factory=collections.Counter)
     compared: collections.Counter = field(default_factory=collections.Counter)  # per oracle
@@ -56,6 +58,10 @@ def check_property(case, stats: Stats = SESSION, include_known=False, *,
     stats.undefined += bool(report.undefined)
     if report.verdict:
         stats.verdicts[report.verdict] += 1
+    if case.devices is not None:
+        stats.meshes[str(case.devices)] += 1
+        if report.verdict:
+            stats.meshes[f"{case.devices} {report.verdict}"] += 1
     for _, entry, _ in report.unsupported:
         stats.unsupported[entry.id] += 1
     stats.cases["case"] += 1

@@ -101,10 +101,11 @@ def _leftover_fits(leftover: int, nonzero: list[int]) -> bool:
 
 
 def _read(case: ir.Case, k: int) -> str:
-    """Read ``k`` in words: over a grid, each point reads in turn."""
-    if case.grid is None:
+    """Read ``k`` in words: over a grid (or a mesh), each point (device) reads in turn."""
+    if case.grid is None and case.devices is None:
         return f"read {k}"
-    return f"read {k % case.num_reads} at grid point {k // case.num_reads}"
+    where = "grid point" if case.grid is not None else "device"
+    return f"read {k % case.num_reads} at {where} {k // case.num_reads}"
 
 
 def against_model(case: ir.Case, meaning: model.Meaning, outcome) -> list[Mismatch]:
@@ -231,15 +232,18 @@ def _data_between(case: ir.Case, outcomes) -> list[Mismatch]:
 
 
 # How the model says a kernel store races with a copy in flight
-# (fuzz/ops/dma/common.py). A read racing with one is racy too, but JAX may
-# drop a load whose value goes unused, so only stores are sure to be seen.
-_KERNEL_RACE = re.compile(r"writes the (destination|source)")
+# (fuzz/ops/dma/common.py), or a remote copy with the stores of its
+# receiver's kernel start (fuzz/model.py, Memory.unordered). A read racing
+# with one is racy too, but JAX may drop a load whose value goes unused, so
+# only stores are sure to be seen.
+_KERNEL_RACE = re.compile(r"writes the (destination|source)|\(only the kernel's start\)")
 
 
 def promises(meaning: model.Meaning, path: str) -> bool:
     """Whether JAX promises something of a program with no meaning on
     ``path``, a TPU interpreter's: a race between a kernel store and a copy
-    in flight is one its race detector (``tpu_interpret_eager``) must see."""
+    (a copy in flight, or one landing from another device) is one its race
+    detector (``tpu_interpret_eager``) must see."""
     return (meaning.verdict == "racy" and path == "tpu_interpret_eager"
             and _KERNEL_RACE.search(meaning.undefined) is not None)
 
@@ -260,7 +264,7 @@ def promised(case: ir.Case, meaning: model.Meaning, outcomes) -> list[Mismatch]:
                                   shape="race|reported in a race-free program"))
         if not o.races and promises(meaning, o.path) and meaning.verdict == "racy":
             found.append(Mismatch("race-detection", "dma_start", o.path,
-                                  "the race detector misses a race with a copy in flight",
+                                  "the race detector misses a race with a copy",
                                   f"program:\n{emit.kernel_source(case)}\nmodel: {meaning.undefined}",
                                   shape="race|missed"))
     return found

@@ -113,7 +113,20 @@ class Source:
                 return f"np.array({[int(v) for v in idx.values]!r}, dtype=np.int32)"
             case ir.Ellipsis_():
                 return "..."
+            case ir.MeshIndex():
+                return self.mesh_index(idx)
         raise ir.IRError(f"not an indexer: {idx!r}")
+
+    def mesh_index(self, m: ir.MeshIndex) -> str:
+        """The index of a device relative to this one, along the mesh."""
+        me = f"jax.lax.axis_index({ir.MESH_AXIS!r})"
+        return f"({me} + {m.offset}) % {self.case.devices}" if m.offset else me
+
+    def device(self, d: ir.Int | ir.MeshIndex) -> str:
+        """A ``device_id``: an operand, or a device of the mesh by its axis."""
+        if isinstance(d, ir.MeshIndex):
+            return f"{{{ir.MESH_AXIS!r}: {self.mesh_index(d)}}}"
+        return self.operand(d)
 
     def result(self, r: ir.Result) -> str:
         """The variable holding statement ``r.stmt``'s value."""
@@ -163,10 +176,12 @@ class Source:
 
 def kernel_lines(case: ir.Case) -> tuple[list[str], dict[int, int]]:
     """The kernel's source lines, and which statement each line (1-based) is."""
-    unscoped = [f"r{i}" for i, r in enumerate(case.refs) if not r.scoped]
+    unscoped = [f"r{i}" for i, r in enumerate(case.refs) if not r.scoped and not r.collective]
     scoped = [i for i, r in enumerate(case.refs) if r.scoped]
     copied = exits(case)
     lines = [f"def kernel({', '.join(['dyn', 'out', *unscoped, *(f'e{i}' for i in copied)])}):"]
+    lines += [f"    r{i} = pltpu.get_barrier_semaphore()"
+              for i, r in enumerate(case.refs) if r.collective]
     indent = "    "
     if scoped:
         lines.append(f"    def body({', '.join(f'r{i}' for i in scoped)}):")

@@ -28,7 +28,9 @@ import numpy as np
 # 4: a case may carry a pallas_call grid (older files have none).
 # 5: a view may take a step's slice (ir.Step); a loop may slice refs (xs);
 # a pipeline statement (older files have neither).
-SCHEMA_VERSION = 5
+# 6: a case may run on a mesh of devices (`Case.devices`); a device
+# relative to the running one (ir.MeshIndex) as an index or a target.
+SCHEMA_VERSION = 6
 
 # pltpu.SemaphoreType members.
 SEMAPHORE_TYPES = ("regular", "dma", "barrier")
@@ -47,6 +49,12 @@ BITCAST_DTYPES = ("int8", "uint8", "int16", "uint16", "float16", "bfloat16",
 # Where a data ref lives in a Pallas kernel (None: the default, VMEM); ANY
 # (HBM) is left to DMA programs, since a kernel may not load from it directly.
 MEMORY_SPACES = ("vmem", "smem")
+# A barrier semaphore is not allocated: ``pltpu.get_barrier_semaphore()``
+# hands the kernel its collective's (a ref of this memory space).
+COLLECTIVE = "collective"
+# The name of a case mesh's one axis, and how many devices it may have.
+MESH_AXIS = "x"
+MAX_DEVICES = 8
 PATHS = ("abstract", "run_state", "jax_refs", "eager", "nested", "pallas_call", "mesh_kernel",
          "tpu_interpret", "tpu_interpret_eager")
 # Semaphores are int16 in interpret mode, whatever their kind.
@@ -128,7 +136,18 @@ class Step:
     tag: ClassVar[str] = "step"
 
 
-Index = Union[Int, Slice, Ds, IntArray, Ellipsis_, Step]
+@dataclass(frozen=True)
+class MeshIndex:
+    """A device relative to the one running, along the case's mesh
+    (`Case.devices`): ``(jax.lax.axis_index("x") + offset) % devices``. As
+    an indexer it names that row of a ref with a row per device; as a
+    copy's or a signal's ``device_id``, the device it targets. The model
+    binds it for each device (`bound_to`)."""
+    offset: int
+    tag: ClassVar[str] = "mesh_index"
+
+
+Index = Union[Int, Slice, Ds, IntArray, Ellipsis_, Step, MeshIndex]
 
 
 # --- transforms of a view -----------------------------------------------------
@@ -237,14 +256,19 @@ class Statement:
     def check(self, case: Case, n: int) -> None:
         """Raise IRError if this statement (number ``n``) is not well-formed data."""
 
+    def touches(self) -> tuple[View, ...]:
+        """The views whose elements this statement reads or writes on the
+        device that runs it (a remote copy's destination is another's)."""
+        return views(self)
+
     def not_applicable(self, path: str) -> str | None:
         """Why ``path`` cannot run this statement (None: it can)."""
         return None
 
     def refused_under(self, transform: str, path: str) -> str | None:
         """Why JAX, as it documents, refuses ``transform`` ("vmap", "grad",
-        "partial-discharge") of ``path``'s program with this statement in it
-        (None: it does not)."""
+        "partial-discharge", "mesh": a shard_map around it) of ``path``'s
+        program with this statement in it (None: it does not)."""
         return None
 
     def value_type(self, case_or_refs) -> tuple[tuple[int, ...], str]:
@@ -293,6 +317,11 @@ class Ref:
     @property
     def is_semaphore(self) -> bool:
         return self.kind in SEMAPHORE_TYPES
+
+    @property
+    def collective(self) -> bool:
+        """Whether it is the kernel's barrier semaphore (`COLLECTIVE`)."""
+        return self.memory_space == COLLECTIVE
 
     @property
     def bits(self) -> int:
@@ -355,6 +384,10 @@ class Case:
     expect: ExpectedError | None = None
     x64: bool = False   # run under jax.enable_x64 (64-bit dtypes exist)
     grid: Grid | None = None   # pallas_call's grid (None: one kernel run)
+    # A mesh of this many devices along one axis (`MESH_AXIS`): the
+    # pallas_call runs on each under shard_map, each device on its own
+    # block of every operand (None: no mesh, one device, no shard_map).
+    devices: int | None = None
 
     def __post_init__(self):
         check_case(self)
@@ -426,6 +459,14 @@ def flat(body: tuple) -> tuple[Statement, ...]:
 def size(stmt: Statement) -> int:
     """How many numbers ``stmt`` takes: itself and its nested statements."""
     return 1 + sum(len(flat(b)) for b in stmt.blocks())
+
+
+def top_level(body: tuple):
+    """(number, statement) of ``body``'s top-level statements."""
+    n = 0
+    for stmt in body:
+        yield n, stmt
+        n += size(stmt)
 
 
 def enclosing(body: tuple, n: int) -> list[int]:
@@ -587,7 +628,15 @@ def index_key(idx: Index):
             return Ellipsis
         case Step():
             raise IRError("a step's slice is bound by the statement that slices (ir.bound)")
+        case MeshIndex():
+            raise IRError("a device's index is bound by the device that runs (ir.bound_to)")
     raise IRError(f"not an indexer: {idx!r}")
+
+
+def bound_to(node, device: int, devices: int):
+    """``node`` (a view, a statement) as device ``device`` of ``devices``
+    runs it: each `MeshIndex` the static index it names there."""
+    return replace_nodes(node, MeshIndex, lambda m: Int((device + m.offset) % devices))
 
 
 def apply_transform(shape: tuple[int, ...], bits: int, t: Transform
@@ -603,8 +652,9 @@ def apply_transform(shape: tuple[int, ...], bits: int, t: Transform
         case At():
             probe = np.lib.stride_tricks.as_strided(
                 np.zeros(1, np.int8), shape, (0,) * len(shape))
-            try:
-                return probe[tuple(index_key(i) for i in t.indices)].shape, bits
+            try:   # a device's index is one int, whichever device runs
+                return probe[tuple(0 if isinstance(i, MeshIndex) else index_key(i)
+                                   for i in t.indices)].shape, bits
             except (IndexError, ValueError, TypeError) as e:
                 raise IRError(f"index {t} on shape {shape}: {e}") from None
         case Reshape():
@@ -661,7 +711,12 @@ def check_case(case: Case) -> None:
             raise IRError(f"ref kind {r.kind!r} needs a case with x64 set")
         if not all(isinstance(d, int) and d >= 0 for d in r.shape):
             raise IRError(f"ref shape {r.shape!r} must be non-negative ints")
-        if r.memory_space is not None and (r.is_semaphore or r.memory_space not in MEMORY_SPACES):
+        if r.collective and not (r.kind == "barrier" and r.shape == () and not r.scoped
+                                 and case.devices is not None):
+            raise IRError("a collective ref is the ()-shaped barrier semaphore of a case "
+                          "with a mesh")
+        if r.memory_space is not None and not r.collective and (
+                r.is_semaphore or r.memory_space not in MEMORY_SPACES):
             raise IRError(f"memory space {r.memory_space!r}: a data ref's is one of "
                           f"{MEMORY_SPACES} (or none)")
         if r.aliased and (r.is_semaphore or r.scoped):
@@ -676,6 +731,13 @@ def check_case(case: Case) -> None:
             and sorted(g.order) == list(range(len(g.shape)))):
         raise IRError(f"grid {g.shape!r} (order {g.order!r}): 1 to 3 axes of positive "
                       "sizes, and an order that permutes them")
+    if case.devices is not None and not (
+            isinstance(case.devices, int) and 1 <= case.devices <= MAX_DEVICES):
+        raise IRError(f"devices {case.devices!r}: a mesh has 1 to {MAX_DEVICES}")
+    if case.devices is not None and case.grid is not None:
+        raise IRError("a case runs over a grid or on a mesh, not both")
+    if case.devices is None and next(walk(case.body, MeshIndex), None) is not None:
+        raise IRError("a device's index (ir.MeshIndex) needs a case with a mesh")
     _check_block(case, case.body, 0, frozenset(), {})
     for i in walk_ints(case):
         values = i.values if isinstance(i, IntArray) else (i.value,)
@@ -684,6 +746,23 @@ def check_case(case: Case) -> None:
         if (i.dynamic or isinstance(i, IntArray)) and not all(
                 -2**31 <= v < 2**31 for v in values):
             raise IRError(f"operand {values} does not fit int32")
+
+
+def _check_mesh_indices(case: Case, view: View, n: int) -> None:
+    """A device's index (`MeshIndex`) names a row of an axis with a row
+    for every device of the mesh, past no ``...``."""
+    shape, bits = tuple(case.refs[view.ref].shape), case.refs[view.ref].bits
+    for t in view.transforms:
+        for j, i in enumerate(t.indices if isinstance(t, At) else ()):
+            if isinstance(i, MeshIndex) and (
+                    any(isinstance(x, Ellipsis_) for x in t.indices[:j])
+                    or j >= len(shape) or shape[j] < (case.devices or 0)):
+                raise IRError(f"statement {n}: a device's index into axis {j} of shape "
+                              f"{shape}, on a mesh of {case.devices}")
+        try:
+            shape, bits = apply_transform(shape, bits, t)
+        except IRError:
+            return   # the view's own mistake, its op's to name
 
 
 def _check_block(case: Case, block: tuple, start: int, visible: frozenset[int],
@@ -709,6 +788,7 @@ def _check_block(case: Case, block: tuple, start: int, visible: frozenset[int],
             for t in view.transforms:
                 if isinstance(t, Bitcast) and t.dtype not in BITCAST_DTYPES:
                     raise IRError(f"bitcast dtype {t.dtype!r} not in {BITCAST_DTYPES}")
+            _check_mesh_indices(case, view, n)
         for r in own(stmt, Result):
             if r.stmt not in visible:
                 raise IRError(f"statement {n} uses the value of statement {r.stmt}, "

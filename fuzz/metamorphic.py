@@ -144,6 +144,8 @@ def vmap_applies(case: ir.Case, path: str = "pallas_call") -> str | None:
     semaphores live across the grid steps vmap adds, on hardware as in the
     interpreter, so only kernels that leave every count at 0 (as Pallas
     requires) must batch like separate calls."""
+    if case.devices is not None:
+        return "a program on a mesh is not batched here (its copies and signals cross devices)"
     other = bumped(case)
     if not (_ends_at_zero(case) and _ends_at_zero(other)):
         return "the kernel leaves a semaphore count non-zero (or blocks)"
@@ -418,6 +420,8 @@ def grad_matches(case: ir.Case, outcome: paths.Outcome) -> list[Mismatch]:
 def partial_applies(case: ir.Case) -> str | None:
     """Why partial-discharge does not apply (None if it does): it keeps a
     data ref undischarged, which then runs eagerly as a ``jax.new_ref``."""
+    if case.devices is not None:
+        return "a mesh program's discharged form runs only under its shard_map"
     if paths.not_applicable(case, "abstract"):
         return "the abstract path cannot express the case"
     if any(r.scoped for r in case.refs):

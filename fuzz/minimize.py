@@ -58,6 +58,7 @@ def cost(case: ir.Case) -> tuple:
             sum(len(v.transforms) for v in ir.walk(case.body, ir.View)),
             len(case.refs),
             case.grid.size if case.grid else 0,
+            case.devices or 0,
             sum(PATH_COST.get(p, 10) for p in case.paths),
             sum(len(r.shape) for r in case.refs),
             sum(d for r in case.refs for d in r.shape),
@@ -82,7 +83,7 @@ def mistakes(case: ir.Case) -> frozenset[str]:
 def variants(case: ir.Case):
     """Simpler neighbours of ``case``; ill-formed ones are dropped here."""
     for make in (_fewer_paths, _fewer_statements, _fewer_refs, _shorter_chains,
-                 _simpler_statements, _simpler_refs, _simpler_grid):
+                 _simpler_statements, _simpler_refs, _simpler_grid, _simpler_mesh):
         for fields in make(case):
             try:
                 yield replace(case, **fields)
@@ -206,6 +207,16 @@ def _simpler_grid(case):
                     replace(grid, prefetch=False)):
         if simpler != grid:
             yield {"grid": simpler}
+
+
+def _simpler_mesh(case):
+    """No mesh, then fewer devices (a pattern of copies needs none of its own)."""
+    if case.devices is None:
+        return
+    yield {"devices": None}
+    for fewer in dict.fromkeys((1, 2, case.devices // 2)):
+        if fewer < case.devices:
+            yield {"devices": fewer}
 
 
 def _simpler_ref(ref: ir.Ref):

@@ -58,6 +58,11 @@ class Meaning:
     # semaphore (docs/pallas/tpu/distributed.md, "Failure modes"), so the
     # count must be reported left over at exit.
     unknown: frozenset = frozenset()
+    # On a mesh, whether its only race is a copy landing where another
+    # device's kernel start wrote (``undefined`` says so): a path that runs
+    # the devices in lockstep, a remote start a collective of all of them
+    # (pallas_call's ``LOCKSTEP``), gives it the meaning computed here.
+    lockstep: bool = False
 
     @property
     def verdict(self) -> str:
@@ -188,9 +193,11 @@ class Memory:
     that changed each element, the semaphore reads, and the value each
     value-producing statement gave (by statement number)."""
 
-    def __init__(self, case: ir.Case):
+    def __init__(self, case: ir.Case, device: int = 0, mesh: list | None = None):
         data = data_refs(case)
         self.case = case
+        # Which device of the case's mesh this is, and every device's memory.
+        self.device, self.mesh = device, mesh
         self.arrays = [np.array(initial(case, i), dtype=None if i in data else object)
                        for i in range(len(case.refs))]
         self.writers = [np.full(r.shape, None, dtype=object) for r in case.refs]
@@ -204,6 +211,22 @@ class Memory:
         # block forever, which a path would show by hanging), then has no
         # meaning for it.
         self.racy: str | None = None
+        # On a mesh, what orders this device's accesses with other
+        # devices' copies (`_over_devices`): a vector clock relative to this
+        # device (entry k: the latest statement of the device k ahead
+        # known to have happened before; entry 0, this device's own), the
+        # clock each semaphore count was released with, and the own
+        # statement that last touched each element of a data ref (1: the
+        # kernel's start, which writes every operand).
+        if mesh is not None:
+            self.clock = np.zeros(case.devices, dtype=np.int64)
+            self.clock[0] = 1
+            self.released: dict[tuple[int, int], np.ndarray] = {}
+            self.touched = [np.full(r.shape, int(i in data), dtype=np.int64)
+                            for i, r in enumerate(case.refs)]
+        # A copy racing only with what another device's kernel start wrote:
+        # what it means where the devices run in lockstep (`Meaning.lockstep`).
+        self.entry_race: str | None = None
 
     def elements(self, view: ir.View) -> np.ndarray:
         """The flat elements of ``view``'s ref, as the view's dtype sees them
@@ -213,10 +236,20 @@ class Memory:
         return flat if flat.dtype == object or kind == self.case.refs[view.ref].kind \
             else flat.view(dtype(kind))
 
-    def where(self, view: ir.View) -> np.ndarray:
-        """Flat positions of ``view`` in its ref (`positions`)."""
+    def where(self, view: ir.View, device: int | None = None) -> np.ndarray:
+        """Flat positions of ``view`` in its ref (`positions`), as this
+        device (or ``device``) names them."""
         ref = self.case.refs[view.ref]
+        if self.mesh is not None:
+            view = ir.bound_to(view, self.device if device is None else device, len(self.mesh))
         return positions(tuple(ref.shape), view, ref.bits)
+
+    def sender(self, device_id: ir.MeshIndex | None) -> Memory:
+        """The device whose copy (or signal) to ``device_id`` lands here: the
+        one as far behind as the target is ahead (itself, for no target)."""
+        if device_id is None:
+            return self
+        return self.mesh[(self.device - device_id.offset) % len(self.mesh)]
 
     def move(self, n: int, ref: int, p: int, by: int) -> str | None:
         """Move count ``p`` (a flat position) of ``ref`` by ``by`` (statement
@@ -247,7 +280,51 @@ class Memory:
                                   if (why := op.conflict(self, n, stmt))), None)
             if (undefined := stmt.run(self, n)) is not None:
                 return undefined
+            if self.mesh is not None:
+                for view in stmt.touches():
+                    if not self.case.refs[view.ref].is_semaphore:
+                        self.touched[view.ref].reshape(-1)[self._touched_by(view)] = self.clock[0]
+                self.clock[0] += 1
             n += ir.size(stmt)
+        return None
+
+    def _touched_by(self, view: ir.View) -> np.ndarray:
+        try:
+            return self.where(view).reshape(-1)
+        except ModelError:   # no single elements (a bitcast): the whole ref
+            return np.arange(self.arrays[view.ref].size)
+
+    # --- the order between devices (on a mesh; no-ops on one device) ---
+
+    def release(self, ref: int, p: int, device_id: ir.MeshIndex | None = None) -> None:
+        """A signal (or a copy's count) to count ``p`` of ``ref``, sent by
+        ``device_id``'s sender (`sender`; None: this device): a wait that
+        takes it knows all its sender knew."""
+        if self.mesh is None:
+            return
+        clock = np.roll(self.clock, -(device_id.offset if device_id else 0))
+        self.released[(ref, p)] = np.maximum(self.released.get((ref, p), clock), clock)
+
+    def acquire(self, ref: int, p: int) -> None:
+        """A wait that took count ``p`` of ``ref``."""
+        if self.mesh is not None and (ref, p) in self.released:
+            self.clock = np.maximum(self.clock, self.released[(ref, p)])
+
+    def unordered(self, n: int, dst: tuple[int, np.ndarray], device_id: ir.MeshIndex) -> str | None:
+        """Why a copy landing here at ``dst`` from ``device_id``'s sender races
+        with what this device did to it before (None: all of it is known
+        to have happened before the sender started the copy)."""
+        if self.mesh is None:
+            return None
+        known = self.clock[device_id.offset % len(self.mesh)]   # the sender's view of us
+        last = self.touched[dst[0]].reshape(-1)[dst[1]]
+        if (last > known).any():
+            why = (f"racy: copy {n} lands in r{dst[0]} from device {-device_id.offset:+d}, "
+                   "which does not wait for this device to be done with it")
+            if (last[last > known] <= 1).all():   # only what the kernel's start wrote
+                self.entry_race = self.entry_race or why + " (only the kernel's start)"
+                return None
+            return why
         return None
 
     def ended(self) -> str | None:
@@ -269,6 +346,8 @@ class Memory:
 def evaluate(case: ir.Case) -> Meaning:
     """Run ``case`` on the model. Raises ModelError for statements no valid
     program has (e.g. a non-scalar semaphore view, a remote signal)."""
+    if case.devices is not None:
+        return _over_devices(case)
     memory = Memory(case)
     if case.grid is not None:
         return _over_grid(case, memory)
@@ -299,6 +378,50 @@ def _over_grid(case: ir.Case, memory: Memory) -> Meaning:
     return memory.meaning()
 
 
+def _over_devices(case: ir.Case) -> Meaning:
+    """The kernel run on every device of ``case``'s mesh, each on its own
+    block of every operand (they continue the pattern, as a grid's blocks
+    do), the top-level statements in lockstep; results stack the devices'.
+
+    Every device runs the same program, and each device a statement names
+    is a shift along the mesh (`ir.MeshIndex`), so every device is the
+    target of exactly one sender, and the control flow is the same on all
+    (nothing branches on the device). Counts therefore move alike on every
+    device: a wait that blocks on one blocks on all, which is a deadlock
+    whatever the interleaving. That is why a device only *pulls*: a signal
+    it gets is the one it sends (the same amount, the same semaphore), and
+    a copy that lands here is its sender's (`Memory.sender`), whose source
+    it reads as the sender stands at that statement. A remote copy starts
+    at the top level (ir checks), where lockstep puts every device."""
+    devices = case.devices
+    mesh: list[Memory] = []
+    operands = data_refs(case) & {i for i, r in enumerate(case.refs) if not r.scoped}
+    for d in range(devices):
+        memory = Memory(case, d, mesh)
+        for i in operands:
+            ref = case.refs[i]
+            memory.arrays[i] = np.array(pattern(ir.Ref(ref.kind, (devices, *ref.shape)), i)[d])
+        mesh.append(memory)
+    n, undefined = 0, None
+    for stmt in case.body:
+        undefined = next((why for m in mesh if (why := m.run((stmt,), n)) is not None), None)
+        if undefined is not None:
+            break
+        n += ir.size(stmt)
+    sizes = [a.size for a in mesh[0].arrays]
+    racy = next((m.racy for m in mesh if m.racy), None)
+    entry = next((m.entry_race for m in mesh if m.entry_race), None)
+    return Meaning(
+        tuple(r for m in mesh for r in m.reads),
+        tuple(np.stack([m.arrays[i] for m in mesh]).tolist() for i in range(len(sizes))),
+        undefined or racy or entry,
+        tuple(w for m in mesh for w in m.read_writers),
+        tuple(np.stack([m.writers[i] for m in mesh]).tolist() for i in range(len(sizes))),
+        frozenset((ref, int(p) + d * sizes[ref]) for d, m in enumerate(mesh)
+                  for op in m.in_flight for ref, p in op.unknown()),
+        lockstep=not (undefined or racy) and entry is not None)
+
+
 def canonical(case: ir.Case) -> ir.Case | None:
     """``case`` with every view rewritten as one static ``.at[i, j, ...]`` of
     the element it denotes (in a step's slice, for a view that takes one):
@@ -311,6 +434,8 @@ def canonical(case: ir.Case) -> ir.Case | None:
         return (shape[1:], ir.View(view.ref, view.named)) if view.named != view.transforms \
             else (shape, view)
 
+    if next(ir.walk(case.body, ir.MeshIndex), None) is not None:
+        return None   # a device's row is not one static index
     if any(positions(*inside(v), case.refs[v.ref].bits).shape != ()
            or any(isinstance(t, ir.Bitcast) for t in v.transforms)
            for v in ir.walk(case.body, ir.View)):

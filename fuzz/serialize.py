@@ -85,8 +85,13 @@ def _from_4(data: dict) -> dict:
     return dict(data, schema=5)
 
 
+def _from_5(data: dict) -> dict:
+    """Schema 6 added the case's mesh and device indices (none before)."""
+    return dict(data, schema=6)
+
+
 # Old schema version -> the function that lifts a case one version up.
-_MIGRATIONS = {1: _from_1, 2: _from_2, 3: _from_3, 4: _from_4}
+_MIGRATIONS = {1: _from_1, 2: _from_2, 3: _from_3, 4: _from_4, 5: _from_5}
 
 
 def _decode_record(cls, d, where):

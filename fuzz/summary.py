@@ -109,6 +109,11 @@ def text(summary: dict, out_dir: str) -> str:
     if verdicts := summary.get("verdicts"):
         lines.append("   valid cases by the model's verdict: " + ", ".join(
             f"{v} {n}" for v, n in sorted(verdicts.items(), key=lambda kv: -kv[1])))
+    if meshes := summary.get("cases_per_mesh"):
+        sizes = sorted((k for k in meshes if " " not in k), key=int)
+        lines.append("   cases on a mesh, by its devices: " + ", ".join(
+            f"{k}: {meshes[k]} (" + ", ".join(f"{v.split()[1]} {n}" for v, n in sorted(
+                meshes.items()) if v.startswith(k + " ")) + ")" for k in sizes))
     if summary["unsupported"]:
         lines.append("   unsupported by a path (valid programs refused; fuzz/unsupported.py):")
         for uid, n in sorted(summary["unsupported"].items(), key=lambda kv: -kv[1]):

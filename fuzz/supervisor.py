@@ -109,6 +109,7 @@ class Campaign:
         self.already = collections.Counter()
         self.undefined = 0
         self.verdicts = collections.Counter()
+        self.meshes = collections.Counter()   # cases on a mesh by size (and verdict)
         self.unsupported = collections.Counter()
         self.compared = collections.Counter()   # cases each comparing oracle compared
         self.rules: set[str] = set()
@@ -205,6 +206,7 @@ class Campaign:
             self.already.update(ev["already"])
             self.undefined += ev["undefined"]
             self.verdicts.update(ev.get("verdicts", {}))
+            self.meshes.update(ev.get("meshes", {}))
             self.unsupported.update(ev["unsupported"])
             self.compared.update(ev.get("compared", {}))
             self.rules.update(ev["rules"])
@@ -441,6 +443,7 @@ class Campaign:
             "cases_per_oracle": dict(self.compared),
             "failures_per_oracle": self._per_oracle(),
             "undefined_cases": self.undefined, "verdicts": dict(self.verdicts),
+            "cases_per_mesh": dict(self.meshes),
             "unsupported": dict(self.unsupported),
             "findings": {"new": new, "flaky": flaky,
                          "seen_again": [f for f in self.findings

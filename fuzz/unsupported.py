@@ -118,6 +118,14 @@ TABLE: tuple[Unsupported, ...] = (
                  DmaWait(ir.View(1), ir.View(2), ir.View(0))), (path,)), ((0, 10), (0, 12)))
       for path in ("abstract", "pallas_call")),
     Unsupported(
+        "remote-signal-not-dischargeable-pallas_call", "pallas_call",
+        r"NotImplementedError: Remote signal not implemented",
+        "the HLO interpreter (interpret=True) has no remote semaphore_signal: its "
+        "discharge rule refuses a signal with a device_id",
+        ir.Case((ir.Ref("regular", ()),), (
+            Signal(ir.View(0), ir.Int(1), device_id=ir.MeshIndex(1)),
+            Wait(ir.View(0), ir.Int(1))), ("pallas_call",), devices=2)),
+    Unsupported(
         "tpu-interpret-advanced-indexer", "tpu_interpret",
         r"CpuCallback error calling callback: ValueError: Advanced indexers are not supported on TPU",
         "the TPU interpreter refuses an integer-array index in a kernel load or store, "

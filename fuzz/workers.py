@@ -157,6 +157,7 @@ class Worker:
                 skipped=dict(stats.skipped), known=dict(stats.known),
                 already=dict(stats.already_found), **self._new_rules,
                 undefined=stats.undefined, verdicts=dict(stats.verdicts),
+                meshes=dict(stats.meshes),
                 unsupported=dict(stats.unsupported),
                 compared=dict(stats.compared))
             self._new_rules = {kind: [] for kind in self._new_rules}

@@ -195,7 +195,8 @@ def programs(draw, *, kinds=ir.SEMAPHORE_KINDS, shapes=None, max_semaphores=3,
              data_dtypes=ir.DATA_DTYPES, data_shapes=None, max_data_refs=2,
              max_statements=6, max_chain=3, transforms=TRANSFORM_KINDS, dynamic=True,
              paths=ir.PATHS, endings=ENDINGS, ops=None, x64=True,
-             memory_spaces=(None, *ir.MEMORY_SPACES), scoped=True, max_depth=2, grid=True):
+             memory_spaces=(None, *ir.MEMORY_SPACES), scoped=True, max_depth=2, grid=True,
+             mesh=True):
     """Valid programs over semaphores (of ``kinds``) and data refs (of
     ``data_dtypes``; none without): semaphore statements on ()-shaped views,
     data statements on views of any shape (data refs of ``data_shapes``,
@@ -208,8 +209,12 @@ def programs(draw, *, kinds=ir.SEMAPHORE_KINDS, shapes=None, max_semaphores=3,
     some aliased (see `data_refs`). Control statements (loops, conds) nest
     blocks of up to 3 statements, ``max_depth`` levels deep (0: none). With
     ``grid`` (and pallas_call among ``paths``), one case in four runs over a
-    `grids` grid, which only the pallas_call programs can take.
-    Shrinks towards one scalar semaphore and few, short statements.
+    `grids` grid, which only the pallas_call programs can take. With
+    ``mesh`` (and a path that takes one), one other case in eight runs on
+    a mesh of 1, 2, 4 or 8 devices, with a pattern of communication between
+    them put in (an op's ``on_mesh``); ``mesh`` a tuple of sizes, every
+    case does, on a mesh of one of them. Shrinks towards one scalar
+    semaphore and few, short statements.
 
     >>> programs(kinds=("int16",), data_dtypes=(), max_statements=2).example()
     Case(refs=(Ref(kind='int16', shape=(2,), scoped=False),), body=(Signal(view=View(ref=0, transforms=(At(indices=(Int(value=1, dynamic=False),)),)), inc=Int(value=1, dynamic=False), ...),), ...)
@@ -225,6 +230,9 @@ def programs(draw, *, kinds=ir.SEMAPHORE_KINDS, shapes=None, max_semaphores=3,
         raise InvalidArgument(f"paths {bad} not in {ir.PATHS}")
     if not endings or (bad := [e for e in endings if e not in ENDINGS]):
         raise InvalidArgument(f"endings must be a non-empty subset of {ENDINGS}")
+    if isinstance(mesh, tuple) and not (mesh and all(
+            isinstance(d, int) and 1 <= d <= ir.MAX_DEVICES for d in mesh)):
+        raise InvalidArgument(f"mesh={mesh!r}: sizes of 1 to {ir.MAX_DEVICES} devices")
     if ops is not None and (bad := [op for op in ops if op not in all_ops()]):
         raise InvalidArgument(f"ops {bad} are not registered statement kinds")
     x64 = bool(data_dtypes) and x64 and draw(st.booleans())
@@ -282,8 +290,21 @@ def programs(draw, *, kinds=ir.SEMAPHORE_KINDS, shapes=None, max_semaphores=3,
         body += tuple(r for r in readout(sems) if sems[r.view.ref].kind != "dma")
     # Drawn last, so that the draws before it (and the examples the hunts
     # find) are as they were before grids existed.
-    gridded = grid and "pallas_call" in paths and draw(st.integers(0, 3)) == 3
-    return ir.Case(refs, body, tuple(paths), x64=x64, grid=draw(grids()) if gridded else None)
+    gridded = grid and not isinstance(mesh, tuple) and "pallas_call" in paths and \
+        draw(st.integers(0, 3)) == 3
+    if gridded:
+        return ir.Case(refs, body, tuple(paths), x64=x64, grid=draw(grids()))
+    meshable = [op for op in (all_ops() if ops is None else ops)
+                if op.on_mesh(refs, body, 1) is not None]
+    if not (mesh and meshable and {"pallas_call", "tpu_interpret"} & set(paths)
+            and (isinstance(mesh, tuple) or draw(st.integers(0, 7)) == 7)):
+        return ir.Case(refs, body, tuple(paths), x64=x64)
+    devices = draw(st.sampled_from(mesh if isinstance(mesh, tuple) else (1, 2, 4, 8)))
+    new, pattern = draw(st.one_of([op.on_mesh(refs, body, devices) for op in meshable]))
+    top = [n for n, _ in ir.top_level(body)]
+    at = draw(st.integers(0, len(top)))
+    body = ir.spliced(body, top[at], pattern) if at < len(top) else (*body, *pattern)
+    return ir.Case((*refs, *new), body, tuple(paths), x64=x64, devices=devices)
 
 
 # --- invalid programs: a valid program plus one deliberate mistake ----------
@@ -305,7 +326,7 @@ def invalid_programs(draw, *, mistakes=MISTAKES, max_statements=3, paths=ir.PATH
     if not mistakes or (bad := [m for m in mistakes if m not in MISTAKES]):
         raise InvalidArgument(f"mistakes must be a non-empty subset of {MISTAKES}")
     base = draw(programs(max_statements=max_statements, max_semaphores=2, paths=paths,
-                         grid=False))
+                         grid=False, mesh=False))
     kind = draw(st.sampled_from(tuple(mistakes)))
     new, stmt, expect = draw(mistake_table()[kind].draw(base.refs))
     new = new if isinstance(new, tuple) else (new,)   # a copy's mistake brings several refs

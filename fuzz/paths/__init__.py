@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 import jax
 import jax.numpy as jnp
 import numpy as np
+from jax._src import xla_bridge
 
 from fuzz import emit, ir, model
 
@@ -30,6 +31,12 @@ from fuzz import emit, ir, model
 # failure is pinned to its statement (fuzz/blame.py) and its signature names
 # the JAX functions it passed through.
 jax.config.update("jax_traceback_filtering", "off")
+
+# A case's mesh runs on simulated CPU devices, which exist only if asked for
+# before JAX starts a backend (its first operation): as many as a mesh may have.
+if not xla_bridge.backends_are_initialized():
+    jax.config.update("jax_num_cpu_devices",
+                      max(ir.MAX_DEVICES, jax.config.jax_num_cpu_devices))
 
 Aval = tuple  # (shape tuple, dtype name)
 
@@ -84,12 +91,27 @@ def variant_of(path: str) -> str:
     return getattr(module, "VARIANT_OF", path) if module is not None else path
 
 
+def lockstep(path: str) -> bool:
+    """Whether ``path`` runs a mesh's devices in lockstep (its module's
+    ``LOCKSTEP``), so a race only with another device's kernel start
+    cannot show there (`fuzz.model.Meaning.lockstep`)."""
+    return getattr(MODULES.get(path), "LOCKSTEP", False)
+
+
 def not_applicable(case: ir.Case, path: str) -> str | None:
     """Why ``path`` cannot express ``case`` (None if it can): the path
     says (a path whose module sets ``GRID`` runs a case's grid; the others
     cannot), or a statement does."""
     if case.grid is not None and not getattr(MODULES[path], "GRID", False):
         return "a grid is pallas_call's: this path runs the kernel once"
+    if case.devices is not None and not getattr(MODULES[path], "MESH", False):
+        return "a mesh is shard_map's around a pallas_call: this path runs on one device"
+    if case.devices is not None and (why := next(
+            (why for s in case.statements if (why := s.refused_under("mesh", path))), None)):
+        return why
+    if (case.devices or 0) > len(jax.devices()):
+        return (f"this process has {len(jax.devices())} CPU devices, not {case.devices} "
+                "(JAX had started before fuzz.paths could ask for more)")
     if why := MODULES[path].not_applicable(case):
         return why
     return next((why for s in case.statements if (why := s.not_applicable(path))), None)
@@ -98,7 +120,8 @@ def not_applicable(case: ir.Case, path: str) -> str | None:
 # --- what every path's program shares -----------------------------------------
 
 def unscoped(case: ir.Case) -> list[int]:
-    return [i for i, r in enumerate(case.refs) if not r.scoped]
+    """The refs the kernel is passed: neither scoped nor its collective's."""
+    return [i for i, r in enumerate(case.refs) if not r.scoped and not r.collective]
 
 
 def kernel_refs(case: ir.Case) -> list[int]:
@@ -133,15 +156,21 @@ def ref_results(case: ir.Case, refs) -> list[tuple[str, Aval]]:
     return [(f"r{i}", (tuple(case.refs[i].shape), physical_dtype(case.refs[i]))) for i in refs]
 
 
+def stacked(case: ir.Case) -> int | None:
+    """How many kernel runs a result stacks, one block each: the grid's
+    points, or the mesh's devices (None: one run, no stacking)."""
+    return case.grid.size if case.grid is not None else case.devices
+
+
 def padded_reads(case: ir.Case, meaning) -> list:
     """The ``out`` vector a correct run ends with: the reads, then zeros;
-    over a grid, one such vector per grid point."""
+    over a grid or a mesh, one such vector per grid point or device."""
     def padded(reads):
         return [*reads, *[0] * (max(len(reads), 1) - len(reads))]
-    if case.grid is None:
+    if (runs := stacked(case)) is None:
         return padded(list(meaning.reads))
     n = case.num_reads
-    return [padded(list(meaning.reads[k * n:(k + 1) * n])) for k in range(case.grid.size)]
+    return [padded(list(meaning.reads[k * n:(k + 1) * n])) for k in range(runs)]
 
 
 def initial_source(case: ir.Case, i: int) -> str:
@@ -156,11 +185,16 @@ def initial_source(case: ir.Case, i: int) -> str:
 HEADER = '''\
 # discharge-fuzz case (schema {schema}) on path `{path}`.
 import json
-{imports}
+{imports}{mesh}
 X64 = {x64}  # run() under jax.enable_x64(X64): whether 64-bit dtypes exist
 DYN = jnp.array({dyn!r}, dtype=jnp.int32)  # dynamic operands, in body order
 OUT = ({out},)  # one int32 slot per semaphore read
 
+'''
+
+MESH_HEADER = '''\
+if jax.config.jax_num_cpu_devices < {devices}:  # the mesh's devices, asked for before JAX starts
+    jax.config.update("jax_num_cpu_devices", {devices})
 '''
 
 RUN = '''
@@ -186,6 +220,7 @@ def program(case: ir.Case, path: str, *, jit: bool = False) -> tuple[str, dict[i
     if reason := not_applicable(case, path):
         raise ValueError(f"cannot render for {path}: {reason}")
     header = HEADER.format(schema=ir.SCHEMA_VERSION, path=path, imports=emit.IMPORTS,
+                           mesh=MESH_HEADER.format(devices=case.devices) if case.devices else "",
                            dyn=dyn(case).tolist(), out=out_len(case), x64=case.x64)
     lines, where = emit.kernel_lines(case)
     offset = header.count("\n")

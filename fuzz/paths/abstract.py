@@ -8,8 +8,12 @@ from fuzz import blame, emit, ir, paths
 
 NAME, COST, EVALUATES = "abstract", 1, False
 GRID = True   # it traces the kernel, which a grid leaves as it is
+MESH = True   # one device's kernel, traced and discharged with the mesh's axis bound
 
 _HARNESS = '''\
+AXES = {axes!r}  # the mesh's axis, bound as shard_map binds it (none: no mesh)
+
+
 def trace():
     """The kernel traced over abstract refs."""
     from jax._src.state.types import AbstractRef
@@ -17,7 +21,8 @@ def trace():
     avals = [AbstractRef(core.ShapedArray(DYN.shape, jnp.int32)),
              AbstractRef(core.ShapedArray(OUT, jnp.int32)),
              {ref_avals}]
-    return jax.make_jaxpr(kernel)(*avals)
+    with core.extend_axis_env_nd(AXES):
+        return jax.make_jaxpr(kernel)(*avals)
 
 
 def discharge(closed, should_discharge=True):
@@ -27,14 +32,15 @@ def discharge(closed, should_discharge=True):
     from jax._src.pallas.hlo_interpreter import resolve_physical_types
     from jax._src import core
     import inspect
-    jaxpr, consts = resolve_physical_types(closed.jaxpr, closed.consts)
-    if hasattr(core, "ClosedJaxpr"):  # JAX < 0.12
-        physical = core.ClosedJaxpr(jaxpr, consts)
-    else:
-        physical = jaxpr.with_consts(consts) if consts else jaxpr
-    strip = ({{"strip_memory_space": True}} if "strip_memory_space"  # JAX >= 0.12
-             in inspect.signature(discharge_state).parameters else {{}})
-    return discharge_state(physical, should_discharge=should_discharge, **strip)
+    with core.extend_axis_env_nd(AXES):   # both retrace the kernel's axis_index
+        jaxpr, consts = resolve_physical_types(closed.jaxpr, closed.consts)
+        if hasattr(core, "ClosedJaxpr"):  # JAX < 0.12
+            physical = core.ClosedJaxpr(jaxpr, consts)
+        else:
+            physical = jaxpr.with_consts(consts) if consts else jaxpr
+        strip = ({{"strip_memory_space": True}} if "strip_memory_space"  # JAX >= 0.12
+                 in inspect.signature(discharge_state).parameters else {{}})
+        return discharge_state(physical, should_discharge=should_discharge, **strip)
 
 
 def run():
@@ -58,7 +64,8 @@ def _ref_aval(ref: ir.Ref) -> str:
 
 
 def harness(case: ir.Case) -> str:
-    return _HARNESS.format(ref_avals=", ".join(
+    return _HARNESS.format(axes=[(ir.MESH_AXIS, case.devices)] if case.devices else [],
+                           ref_avals=", ".join(
         _ref_aval(case.refs[i]) for i in paths.kernel_refs(case)))
 
 

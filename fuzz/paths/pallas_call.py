@@ -17,7 +17,11 @@ from __future__ import annotations
 from fuzz import emit, ir, model, paths
 
 NAME, COST, EVALUATES = "pallas_call", 3, True
-GRID = True
+GRID = MESH = True
+# dma_start_discharge_rule makes a remote start a collective (all_gather over
+# the mesh axis: "this code only works in SPMD mode"), so every device's
+# kernel is at that start when the copy lands.
+LOCKSTEP = True
 INTERPRET = "True"
 
 _HARNESS = '''\
@@ -31,7 +35,23 @@ def function():
         pallas_kernel,
         out_shape=(jax.ShapeDtypeStruct({out}, jnp.int32), {out_shapes}),
         {launch} interpret={interpret})
-    return call, (DYN, {inputs})
+    return {call}, (DYN, {inputs})
+'''
+
+# On a mesh: every operand and result stacks one block per device, and
+# each device's kernel works on its own (its communication is the
+# kernel's, so shard_map checks no varying axes).
+_ON_MESH = '''
+
+def on_mesh(call):
+    """``call`` on each device of a mesh of {devices}, on its block of each operand."""
+    mesh = jax.sharding.Mesh(np.array(jax.devices()[:{devices}]), ({axis!r},))
+    spec = jax.sharding.PartitionSpec
+
+    def per_device(dyn, *blocks):
+        return tuple(y[None] for y in call(dyn, *(b[0] for b in blocks)))
+    return jax.shard_map(per_device, mesh=mesh, in_specs=(spec(), *[spec({axis!r})] * {operands}),
+                         out_specs=spec({axis!r}), check_vma=False)
 '''
 
 
@@ -102,6 +122,8 @@ def _launch(case: ir.Case, data: list[int], exits: list[int], scratch: list[int]
             text = f"grid_spec=pltpu.PrefetchScalarGridSpec(num_scalar_prefetch=1, {text}),"
     if aliases := {1 + k: 1 + k for k, i in enumerate(data) if refs[i].aliased}:
         text += f"\n        input_output_aliases={aliases!r},"
+    if any(r.collective for r in refs):   # get_barrier_semaphore needs one
+        text += "\n        compiler_params=pltpu.CompilerParams(collective_id=0),"
     return text
 
 
@@ -111,6 +133,11 @@ def harness(case: ir.Case, interpret: str = INTERPRET) -> str:
     params = ["dyn", *[f"x{i}" for i in data], "out", *[f"r{i}" for i in data],
               *[f"e{i}" for i in exits], *[f"r{i}" for i in scratch]]
     stacked = [grid.stacked(case.refs[i]) if grid else case.refs[i] for i in data + exits]
+    # each device's blocks continue the pattern, as a grid's do
+    inputs = [ir.Ref(r.kind, (case.devices, *r.shape)) if case.devices else r
+              for r in stacked[:len(data)]]
+    mesh = _ON_MESH.format(devices=case.devices, axis=ir.MESH_AXIS, operands=len(data)) \
+        if case.devices else ""
     return _HARNESS.format(
         params=", ".join(params),
         copies="".join(f"    r{i}[...] = x{i}[...]\n" for i in data),
@@ -120,18 +147,19 @@ def harness(case: ir.Case, interpret: str = INTERPRET) -> str:
                            f"{emit.dtype_source(r.kind)}), " for r in stacked),
         launch=_launch(case, data, exits, scratch),
         # data refs all: each starts from the pattern (over a grid, its blocks')
-        inputs="".join(f"{emit.pattern_source(r, i)}, " for i, r in zip(data, stacked)),
-        interpret=interpret)
+        inputs="".join(f"{emit.pattern_source(r, i)}, " for i, r in zip(data, inputs)),
+        call="on_mesh(call)" if case.devices else "call",
+        interpret=interpret) + mesh
 
 
 def results(case: ir.Case) -> list[tuple[str, paths.Aval]]:
     data, exits, _ = operands(case)
-    grid = case.grid
+    runs = paths.stacked(case)
     out = (paths.out_len(case),)
-    if grid is None:
+    if runs is None:
         return [("out", (out, "int32")), *paths.ref_results(case, data + exits)]
-    return [("out", ((grid.size, *out), "int32")),
-            *[(name, ((grid.size, *shape), dtype))
+    return [("out", ((runs, *out), "int32")),
+            *[(name, ((runs, *shape), dtype))
               for name, (shape, dtype) in paths.ref_results(case, data + exits)]]
 
 

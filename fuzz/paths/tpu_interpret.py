@@ -14,7 +14,7 @@ from fuzz import ir, model, paths
 from fuzz.paths import pallas_call
 
 NAME, COST, EVALUATES = "tpu_interpret", 4, True
-GRID = True   # the pallas_call's grid
+GRID = MESH = True   # the pallas_call's grid and mesh
 
 # The interpreter's only report of final counts: a line it prints at kernel
 # exit for (the first) semaphore left non-zero.

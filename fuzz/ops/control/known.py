@@ -505,7 +505,9 @@ KNOWN_FINDINGS: tuple[KnownFinding, ...] = (
         "mutable array reference'), or the rule of a cond in it reports it "
         "('Did not ask for inval to be discharged but it was'); the full "
         "discharge runs",
-        symptoms=(("partial-discharge", r"raised ValueError: (Attempting to pass a Ref Ref\{|"
+        # (a ref in a memory space prints it: Ref<smem>{bool[]})
+        symptoms=(("partial-discharge", r"raised ValueError: (Attempting to pass a Ref "
+                                        r"Ref(<\w+>)?\{|"
                                         r"function .* traced for shard_map returned a mutable "
                                         r"array reference|Did not ask for inval to be "
                                         r"discharged but it was)"),),

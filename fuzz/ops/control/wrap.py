@@ -55,6 +55,9 @@ class Wrap(ControlOp):
             return "a custom_vmap function may not close over batched values"
         if self.via == "run_scoped" and transform == "partial-discharge":
             return "partly discharged, a run_scoped stays, and it has no evaluation rule"
+        if self.via == "shard_map" and transform == "mesh":
+            # The kernel runs inside the case's own shard_map.
+            return "a shard_map inside a shard_map needs the context mesh (JAX says so)"
         if self.via == "custom_vjp" and transform == "grad":
             return ("a custom_vjp function is differentiated only with respect to its "
                     "arguments, not values it closes over (JAX says so)")

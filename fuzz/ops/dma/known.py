@@ -94,7 +94,8 @@ KNOWN_FINDINGS = (
         "min(updates.size, SEMAPHORE_MAX_VALUE). The docs add that the value "
         "may not be exactly the bytes on every generation; start and wait "
         "agree with each other, so only a read of a copy in flight shows it",
-        symptoms=(("model-vs-path", r"^read \d+ is -?\d+, expected -?\d+"),),
+        symptoms=(("model-vs-path", r"^read \d+ (at (grid point|device) \d+ )?is -?\d+, "
+                                    r"expected -?\d+"),),
         trigger=_copy_count_read,
         example=ir.Case((ir.Ref("dma", ()), _DATA, _DATA), (
             DmaStart(ir.View(1), ir.View(2), ir.View(0)), Read(ir.View(0)),

@@ -45,7 +45,7 @@ def mutants(draw, body: tuple) -> tuple:
 def top_waits(body: tuple) -> list[int]:
     """The numbers of ``body``'s top-level copy waits."""
     from fuzz.ops.dma.wait import DmaWait
-    return [n for n, s in _top(body) if isinstance(s, DmaWait)]
+    return [n for n, s in ir.top_level(body) if isinstance(s, DmaWait)]
 
 
 def mutated(body: tuple, mutation: str, n: int) -> tuple:
@@ -59,21 +59,13 @@ def mutated(body: tuple, mutation: str, n: int) -> tuple:
     if mutation == "wait_twice":
         return ir.spliced(body, n, (wait,), after=True)
     if mutation == "late_wait":
-        last = max(k for k, _ in _top(rest))
+        last = max(k for k, _ in ir.top_level(rest))
         return ir.spliced(rest, last, (wait,), after=True)
     if mutation != "wait_first":
         raise ValueError(f"mutation {mutation!r} not in {MUTATIONS}")
-    start = max(k for k, s in _top(body) if k < n and isinstance(s, DmaStart)
+    start = max(k for k, s in ir.top_level(body) if k < n and isinstance(s, DmaStart)
                 and s.operands() == wait.operands())
     return ir.spliced(rest, start, (wait,))
-
-
-def _top(body):
-    """(number, statement) of ``body``'s top-level statements."""
-    n = 0
-    for stmt in body:
-        yield n, stmt
-        n += ir.size(stmt)
 
 
 def _touches(stmt, copy) -> bool:
@@ -93,7 +85,7 @@ def _waits(copy, left: set[str]):
     from fuzz.ops.dma.wait import DmaWait
     method = ("wait" if copy.src_sem is None or left == {"dst", "src"} else
               "wait_write" if left == {"dst"} else "wait_read")
-    return (DmaWait(copy.src, copy.dst, copy.sem, copy.src_sem, method),)
+    return (DmaWait(copy.src, copy.dst, copy.sem, copy.src_sem, method, device_id=copy.device_id),)
 
 
 def _first_fix(top, block, start, refs):

@@ -27,35 +27,41 @@ class DmaStart(DmaOp):
         super().check(case, n)
         if self.api not in ("descriptor", "async_copy") or self.priority not in (0, 1):
             raise ir.IRError(f"statement {n}: api {self.api!r}, priority {self.priority!r}")
-
-    def not_applicable(self, path):
-        from fuzz import compat
-        if self.src_sem is not None and "src_sem" not in compat.dma_features():
-            return "this JAX release's make_async_copy takes no src_sem"
-        return None
+        if self.device_id is not None and ir.enclosing(case.body, n):
+            # The model runs the devices in lockstep at the top level (model.py).
+            raise ir.IRError(f"statement {n}: a remote copy starts at the top level")
 
     def source(self, e) -> str:
         params = [f"priority={self.priority}"] if self.priority else []
         params += ["add=True"] if self.add else []
         if self.api == "async_copy":
-            return f"pltpu.async_copy({', '.join([self.copy_args(e), *params])})"
+            remote = "_remote" if self.device_id is not None else ""
+            return f"pltpu.async{remote}_copy({', '.join([self.copy_args(e), *params])})"
         return f"{self.descriptor_source(e)}.start({', '.join(params)})"
 
     def run(self, memory, n):
         from fuzz.ops.ref.common import written
-        dst = (self.dst.ref, memory.where(self.dst).reshape(-1))
+        # What lands here is what the sender's copy, the same statement,
+        # names there: its source, and its destination as it indexes it.
+        sender = memory.sender(self.device_id)
+        dst = (self.dst.ref, memory.where(self.dst, device=sender.device).reshape(-1))
         src = (self.src.ref, memory.where(self.src).reshape(-1))
         if overlap(dst, src):
             memory.racy = memory.racy or f"racy: copy {n} writes elements it reads"
         for other in memory.in_flight:
             if overlap(dst, other.dst) or overlap(dst, other.src) or overlap(src, other.dst):
                 memory.racy = memory.racy or f"racy: copy {n} overlaps copy {other.n} in flight"
-        value = memory.elements(self.src)[memory.where(self.src)]
+        if self.device_id is not None:
+            memory.racy = memory.racy or memory.unordered(n, dst, self.device_id)
+        value = sender.elements(self.src)[sender.where(self.src)]
+        landed = ir.bound_to(self.dst, sender.device, memory.case.devices or 1)
         if self.add:
-            value = memory.elements(self.dst)[memory.where(self.dst)] + value
-        written(memory, n, self.dst, value)
+            value = memory.elements(landed)[memory.where(landed)] + value
+        written(memory, n, landed, value)
         pending = {}
-        for sem, (p, size) in zip(self.semaphores(), self.sized(memory, n)):
+        for k, (sem, (p, size)) in enumerate(zip(self.semaphores(), self.sized(memory, n))):
+            # the receive count comes with what its sender knew, the send count ours
+            memory.release(sem.ref, p, self.device_id if k == 0 else None)
             pending[(sem.ref, p)] = pending.get((sem.ref, p), 0) + size
             if (undefined := memory.move(n, sem.ref, p, size)) is not None:
                 return undefined
@@ -65,7 +71,13 @@ class DmaStart(DmaOp):
     def effect(self) -> int:
         return 0   # by bytes, which depend on the views: see `sized`
 
+    def touches(self):
+        # it reads its source here; a remote copy writes another device's destination
+        return (self.src,) if self.device_id is not None else (self.src, self.dst)
+
     def simpler(self, case):
+        if self.device_id is not None:
+            yield replace(self, device_id=None)
         if self.src_sem is not None:
             yield replace(self, src_sem=None)
         if self.api != "descriptor":
@@ -77,12 +89,17 @@ class DmaStart(DmaOp):
 
     def complexity(self) -> int:
         return (self.src_sem is not None) + (self.api != "descriptor") + bool(self.priority) \
-            + self.add
+            + self.add + (self.device_id is not None)
 
     @classmethod
     def completed(cls, body, refs):
         from fuzz.ops.dma.order import mutants, waited_before_use
         return mutants(waited_before_use(body, refs))
+
+    @classmethod
+    def on_mesh(cls, refs, body, devices):
+        from fuzz.ops.dma.patterns import communication
+        return communication(refs, devices, body=body)
 
     @classmethod
     def draws(cls, refs, *, body=(), among=None, dynamic=True, max_chain=3, transforms=None):
@@ -95,7 +112,7 @@ class DmaStart(DmaOp):
         from fuzz import compat
         src_sems = st.none() | sems if "src_sem" in compat.dma_features() else st.none()
         return st.builds(
-            lambda pair, sem, src_sem, api, priority, add: cls(*pair, sem, src_sem, api,
-                                                                priority, add),
+            lambda pair, sem, src_sem, api, priority, add: cls(
+                *pair, sem, src_sem, api=api, priority=priority, add=add),
             pairs, sems, src_sems, st.sampled_from(("descriptor", "async_copy")),
             st.sampled_from((0, 1)), st.sampled_from((False, False, False, True)))

@@ -14,6 +14,8 @@ from fuzz import ir
 from fuzz.ops.dma.common import DmaOp
 
 WAITS = ("wait", "wait_write", "wait_read")
+# A remote copy's descriptor names them by the device's part in it.
+REMOTE_NAMES = {"wait_write": "wait_recv", "wait_read": "wait_send"}
 
 
 @dataclass(frozen=True)
@@ -31,10 +33,12 @@ class DmaWait(DmaOp):
         from fuzz import compat
         if self.method != "wait" and "wait_read_write" not in compat.dma_features():
             return f"this JAX release's copy descriptor has no {self.method}"
-        return None
+        return super().not_applicable(path)
 
     def source(self, e) -> str:
-        return f"{self.descriptor_source(e)}.{self.method}()"
+        method = REMOTE_NAMES.get(self.method, self.method) if self.device_id is not None \
+            else self.method
+        return f"{self.descriptor_source(e)}.{method}()"
 
     def waited(self) -> tuple[int, ...]:
         """Which of `sized`'s semaphores it waits on, in order."""
@@ -55,10 +59,16 @@ class DmaWait(DmaOp):
                         f"{flat[p]}: it blocks forever")
             flat[p] -= size
             memory.writers[ref].reshape(-1)[p] = n
+            memory.acquire(ref, p)
             complete(memory, (ref, p), size)
         return None
 
+    def touches(self):
+        return ()   # it only counts: what the copy moved is touched by who uses it
+
     def simpler(self, case):
+        if self.device_id is not None:
+            yield replace(self, device_id=None)
         if self.method != "wait":
             yield replace(self, method="wait")
 
@@ -78,7 +88,7 @@ class DmaWait(DmaOp):
         waits = WAITS if "wait_read_write" in compat.dma_features() else WAITS[:1]
         return st.sampled_from(started).flatmap(lambda s: st.sampled_from(
             waits if s.src_sem is not None else waits[:2]).map(
-            lambda m: cls(s.src, s.dst, s.sem, s.src_sem, m)))
+            lambda m: cls(s.src, s.dst, s.sem, s.src_sem, m, device_id=s.device_id)))
 
 
 def complete(memory, key, size) -> None:

@@ -315,4 +315,21 @@ KNOWN_FINDINGS: tuple[KnownFinding, ...] = (
                         ("abstract",), x64=True,
                         expect=ir.ExpectedError("NotImplementedError", "Remote signal not implemented",
                                                 "semaphore_signal"))),
+    KnownFinding(
+        "hlo-interpret-barrier-semaphore",
+        "pl.pallas_call(..., interpret=True) (the HLO interpreter) cannot run a "
+        "kernel that takes pltpu.get_barrier_semaphore(): lowering fails with "
+        "'TypeError: No ir_type_handler for aval type: <class "
+        "'jax._src.state.types.AbstractRef'>' (the barrier semaphore stays a ref "
+        "after discharge) instead of running it or refusing it cleanly, as it "
+        "refuses a remote signal ('Remote signal not implemented'). The TPU "
+        "interpreter runs it",
+        symptoms=(("valid-runs", r"TypeError: No ir_type_handler for aval type: "
+                                 r"<class 'jax\._src\.state\.types\.AbstractRef'>"),),
+        trigger=lambda case, k: any(case.refs[v.ref].collective
+                                    for v in ir.views(case.statements[k])),
+        example=ir.Case((ir.Ref("barrier", (), memory_space=ir.COLLECTIVE),), (
+            Signal(ir.View(0), ir.Int(1)), Wait(ir.View(0), ir.Int(1))), ("pallas_call",),
+            devices=2),
+        jax_versions=((0, 12),), paths=("pallas_call",)),
 )

@@ -15,7 +15,7 @@ from fuzz.ops.semaphore.common import SemaphoreOp, counts
 class Signal(SemaphoreOp):
     view: ir.View
     inc: ir.Int | ir.Result = ir.Int(1)
-    device_id: ir.Int | None = None
+    device_id: ir.Int | ir.MeshIndex | None = None   # a MeshIndex: a device of the mesh
     device_id_type: str | None = None  # "mesh" | "logical" (deprecated in JAX)
     core_index: ir.Int | None = None
     tag = "signal"
@@ -31,7 +31,7 @@ class Signal(SemaphoreOp):
     def source(self, e) -> str:
         extra = ""
         if self.device_id is not None:
-            extra += f", device_id={e.operand(self.device_id)}"
+            extra += f", device_id={e.device(self.device_id)}"
         if self.device_id_type is not None:
             extra += f", device_id_type=pl.DeviceIdType.{self.device_id_type.upper()}"
         if self.core_index is not None:
@@ -42,11 +42,14 @@ class Signal(SemaphoreOp):
 
     def run(self, memory, n):
         p = memory.scalar(n, self, self.view)
-        if self.device_id is not None or self.core_index is not None:
+        # A signal to a device of the mesh is, here, the one its sender
+        # sends (model._over_devices); any other target has no model.
+        if isinstance(self.device_id, ir.Int) or self.core_index is not None:
             from fuzz.model import ModelError
             raise ModelError(f"statement {n}: a signal to another device or core")
         inc = (int(memory.values[self.inc.stmt]) if isinstance(self.inc, ir.Result)
                else self.inc.value)
+        memory.release(self.view.ref, p, self.device_id)
         return self.moved(memory, n, p, inc) if inc else None
 
     def effect(self) -> int:
@@ -58,7 +61,7 @@ class Signal(SemaphoreOp):
 
     def mistakes(self, case):
         found = super().mistakes(case)
-        if self.device_id is not None or self.device_id_type is not None:
+        if isinstance(self.device_id, ir.Int) or self.device_id_type is not None:
             found.add("remote")
         if self.core_index is not None:
             found.add("core_index")

@@ -34,6 +34,7 @@ class Wait(SemaphoreOp):
             memory.writers[self.view.ref].reshape(-1)[p] = n
             return (f"statement {n} waits for {self.value.value} on a count of "
                     f"{flat[p]}: it would block forever")
+        memory.acquire(self.view.ref, p)
         return self.moved(memory, n, p, self.effect()) if self.effect() else None
 
     def effect(self) -> int:
