@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
 
-from fuzz import ir, model, oracles, paths, serialize
+from fuzz import compat, ir, model, oracles, paths, serialize
 from fuzz.ops.dma import DmaStart, DmaWait
 from fuzz.ops.dma.order import mutated
 from fuzz.ops.dma.patterns import communication
@@ -20,6 +20,10 @@ from hunting import hunt
 from strategies import programs
 
 A, SEND, RECV = ir.Ref("int32", (2,)), ir.Ref("dma", ()), ir.Ref("dma", ())
+# JAX 0.10 discharges no remote copy with a device id in mesh form (known
+# finding mesh-device-id-not-dischargeable-on-0.10), so nothing is compared there.
+DISCHARGES_REMOTE = pytest.mark.skipif(compat.jax_version()[:2] < (0, 12), reason=(
+    "JAX 0.10 cannot discharge a remote copy to a mesh device id"))
 BARRIER = ir.Ref("barrier", (), memory_space=ir.COLLECTIVE)
 
 
@@ -117,6 +121,7 @@ def _loop(body):
     return Loop(ir.Int(1), tuple(body))
 
 
+@DISCHARGES_REMOTE
 @pytest.mark.parametrize("devices", [1, 2, 4, 8])
 def test_the_tpu_interpreter_and_the_hlo_interpreter_agree_with_the_model(devices):
     """Both with the barrier (the TPU interpreter) and without it (the HLO
@@ -128,6 +133,7 @@ def test_the_tpu_interpreter_and_the_hlo_interpreter_agree_with_the_model(device
         assert report.compared["model-vs-path"] == 1, report.skipped
 
 
+@DISCHARGES_REMOTE
 def test_the_hlo_interpreter_refuses_a_remote_signal_and_fails_on_the_barrier():
     report = oracles.check(_shift(1), on_paths=("pallas_call",))
     from fuzz import known_findings
@@ -137,7 +143,7 @@ def test_the_hlo_interpreter_refuses_a_remote_signal_and_fails_on_the_barrier():
 
 def test_a_mesh_program_runs_standalone_in_a_fresh_interpreter():
     """The rendered program asks for the mesh's devices before JAX starts."""
-    text, _ = paths.program(_shift(1, barrier=False, devices=4), "pallas_call")
+    text, _ = paths.program(_shift(1, devices=4), "tpu_interpret")
     out = subprocess.run([sys.executable, "-c", text + "\nprint(run()[2].tolist())"],
                          capture_output=True, text=True, timeout=300)
     assert out.returncode == 0, out.stderr[-2000:]
@@ -174,6 +180,7 @@ def _one_further(logical, n):
     return None if logical is None else (logical + 1) % n
 
 
+@DISCHARGES_REMOTE
 def test_model_catches_the_hlo_interpreter_copying_to_the_wrong_device(plant):
     from jax._src.pallas import primitives
     real = primitives.device_id_to_logical
@@ -188,6 +195,8 @@ def test_model_catches_the_hlo_interpreter_copying_to_the_wrong_device(plant):
     assert {type(s) for s in f.case.body} == {DmaStart, DmaWait}, f.case
 
 
+@pytest.mark.skipif(compat.jax_version()[:2] < (0, 12), reason=(
+    "JAX 0.10's TPU interpreter finds a device id elsewhere than interpret/utils.py"))
 def test_model_catches_the_tpu_interpreter_copying_to_the_wrong_device(plant):
     from jax._src.pallas.mosaic.interpret import utils
     real = utils._device_id_to_logical
@@ -203,6 +212,7 @@ def test_model_catches_the_tpu_interpreter_copying_to_the_wrong_device(plant):
     assert DmaStart in {type(s) for s in f.case.body}, f.case
 
 
+@DISCHARGES_REMOTE
 def test_the_abstract_path_traces_and_discharges_one_devices_kernel():
     for case in (_shift(1), _shift(1, barrier=False)):
         report = oracles.check(case, on_paths=("abstract",))

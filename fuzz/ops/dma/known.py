@@ -226,4 +226,23 @@ KNOWN_FINDINGS = (
             ("abstract",),
             ir.ExpectedError("ValueError", r"semaphores of the following types",
                              "semaphore_read"))),
+    KnownFinding(
+        "mesh-device-id-not-dischargeable-on-0.10",
+        "on JAX 0.10, discharge (discharge_state, and pl.pallas_call(..., "
+        "interpret=True)) fails on a remote copy whose device_id is in mesh form "
+        "(make_async_remote_copy(..., device_id={'x': i}), or a tuple with "
+        "DeviceIdType.MESH) with 'TypeError: unsupported operand type(s) for ==: "
+        "'DynamicJaxprTracer' and 'tuple'': dma_start_partial_discharge_rule compares "
+        "the all-gathered device ids with the id as given, not as a logical id. A "
+        "LOGICAL scalar id works, and so does the TPU interpreter; 0.12 discharges "
+        "it (and refuses a remote signal cleanly)",
+        symptoms=(("valid-runs", r"TypeError: unsupported operand type\(s\) for ==: "
+                                 r"'DynamicJaxprTracer' and 'tuple'"),),
+        trigger=lambda case, k: isinstance(
+            getattr(case.statements[k], "device_id", None), ir.MeshIndex),
+        example=ir.Case((_DATA, _DATA, ir.Ref("dma", ()), ir.Ref("dma", ())), (
+            DmaStart(ir.View(0), ir.View(1), ir.View(3), ir.View(2), device_id=ir.MeshIndex(1)),
+            DmaWait(ir.View(0), ir.View(1), ir.View(3), ir.View(2), device_id=ir.MeshIndex(1))),
+            ("pallas_call",), devices=2),
+        jax_versions=((0, 10),), paths=("abstract", "pallas_call")),
 )
