@@ -10,6 +10,8 @@ from fuzz.ops.dma import mistakes
 from fuzz.ops.dma.start import DmaStart
 from fuzz.ops.dma.wait import DmaWait
 from fuzz.ops.semaphore.read import Read
+from fuzz.ops.semaphore.signal import Signal
+from fuzz.ops.semaphore.wait import Wait
 
 
 def _wait_with_a_src_sem_view(case: ir.Case, k: int) -> bool:
@@ -245,4 +247,26 @@ KNOWN_FINDINGS = (
             DmaWait(ir.View(0), ir.View(1), ir.View(3), ir.View(2), device_id=ir.MeshIndex(1))),
             ("pallas_call",), devices=2),
         jax_versions=((0, 10),), paths=("abstract", "pallas_call")),
+    KnownFinding(
+        "tpu-interpret-remote-copy-of-64-bit-data",
+        "under jax.enable_x64, the TPU interpreter fails on a remote copy of "
+        "64-bit data to another device (make_async_remote_copy of an int64 or "
+        "float64 ref with device_id the next device), in both DMA execution "
+        "modes: its callback returns the data as 32 bits ('CpuCallback error "
+        "calling callback: RuntimeError: Incorrect output dtype for return "
+        "value #1: Expected: int64, Actual: int32'). A local copy, a remote copy "
+        "to the device itself and a 32-bit one work, and so does the HLO "
+        "interpreter (found by the 30-minute campaign of stop 24, seed 11)",
+        symptoms=(("valid-runs", r"Incorrect output dtype for return value #\d+: Expected: "
+                                 r"(int64|float64|uint64), Actual: (int32|float32|uint32)"),),
+        trigger=lambda case, k: isinstance(case.statements[k], DmaStart) and (
+            case.statements[k].device_id is not None and (case.devices or 1) > 1
+            and ir.dtype_bits(ir.view_dtype(case, case.statements[k].src)) == 64),
+        example=ir.Case((ir.Ref("int64", (2,)), ir.Ref("int64", (2,)), ir.Ref("dma", ()),
+                         ir.Ref("dma", ()), ir.Ref("barrier", (), memory_space=ir.COLLECTIVE)), (
+            Signal(ir.View(4), ir.Int(1), device_id=ir.MeshIndex(-1)), Wait(ir.View(4), ir.Int(1)),
+            DmaStart(ir.View(0), ir.View(1), ir.View(3), ir.View(2), device_id=ir.MeshIndex(1)),
+            DmaWait(ir.View(0), ir.View(1), ir.View(3), ir.View(2), device_id=ir.MeshIndex(1))),
+            ("tpu_interpret",), x64=True, devices=2),
+        jax_versions=((0, 12),), paths=("tpu_interpret", "tpu_interpret_eager")),
 )
