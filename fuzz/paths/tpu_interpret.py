@@ -8,6 +8,7 @@ import contextlib
 import io
 import re
 
+import jax
 from jax.experimental.pallas import tpu as pltpu
 
 from fuzz import ir, model, paths
@@ -54,7 +55,15 @@ def run(case: ir.Case, name: str = NAME) -> paths.Outcome:
         with contextlib.redirect_stdout(printed):
             o = paths.run_program(case, name)
     except Exception:
-        # The interpreter's global state is unusable after an error until reset.
+        # The interpreter's global state is unusable after an error until reset;
+        # and the failed kernel's other devices may still have callbacks in
+        # flight, whose error would surface in the next case (after the known
+        # failure of a 64-bit remote copy under x64, the next 1-device kernel
+        # failed with its "Expected: int64"): wait for them here.
+        try:
+            jax.effects_barrier()
+        except Exception:  # noqa: BLE001 - theirs, not the next case's
+            pass
         pltpu.reset_tpu_interpret_mode_state()
         raise
     if case.num_reads:  # semaphore reads are not interpreted on CPU
