@@ -2,6 +2,7 @@
 the end (from the same dictionary that goes into ``summary.json``)."""
 from __future__ import annotations
 
+import collections
 import sys
 import time
 
@@ -97,6 +98,11 @@ def text(summary: dict, out_dir: str) -> str:
     rss = summary["rss_mb"]
     lines.append(f"   worker RSS: {rss['worker_start']} MB at start, peak {rss['worker_peak']} MB; "
                  f"restarts: {summary['restarts'] or 'none'}")
+    for symptom in sorted({d["symptom"] for d in summary.get("died_on", ())}):
+        died = [d for d in summary["died_on"] if d["symptom"] == symptom]
+        sizes = collections.Counter(d["devices"] for d in died if d["devices"] is not None)
+        lines.append(f"   cases with a {symptom}: {len(died)}, {sum(d['valid'] for d in died)} "
+                     f"valid, on a mesh: {dict(sizes) or 'none'} (summary.json died_on)")
     if f["known"]:
         lines.append("   known findings hit (counted, not reported):")
         for kid, n in sorted(f["known"].items(), key=lambda kv: -kv[1]):

@@ -122,6 +122,9 @@ class Campaign:
         self.warnings: list[str] = []
         self.errors: list[str] = []
         self.restarts = collections.Counter()
+        # Every case a worker died on (one finding per signature keeps only
+        # the first): whether a valid program, or one on a mesh, hung.
+        self.died_on: list[dict] = []
         self.timeline: list[dict] = []
         self.peak_rss_mb = 0.0
         self.rss_start_mb: float | None = None
@@ -282,6 +285,9 @@ class Campaign:
             self.errors.append(f"could not file a {symptom} of worker {slot.index}: "
                                f"{type(e).__name__}: {e}")
             return
+        self.died_on.append({"symptom": symptom, "path": path, "phase": slot.phase,
+                             "valid": case.valid, "devices": case.devices,
+                             "finding": finding.id, "case": serialize.to_data(case)})
         self._add_finding({"id": finding.id, "signature": finding.signature, "new": new,
                            "status": finding.status, "oracle": "crash", "primitive": "?",
                            "symptom": symptom,
@@ -456,6 +462,7 @@ class Campaign:
                                  "cases_per_s": round(w[0] / w[2], 2) if w[2] else 0.0}
                         for i, w in sorted(per_worker.items())},
             "restarts": dict(self.restarts),
+            "died_on": self.died_on,
             "rss_mb": {"worker_start": self.rss_start_mb, "worker_peak": round(self.peak_rss_mb, 1),
                        "worker_last": self._last_rss(),
                        "supervisor_peak": round(_own_peak_rss_mb(), 1)},

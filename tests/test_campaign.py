@@ -16,7 +16,7 @@ import pytest
 from hypothesis.database import DirectoryBasedExampleDatabase
 from hypothesis.internal.reflection import function_digest
 
-from fuzz import run_command
+from fuzz import run_command, serialize
 from fuzz.campaign import REPLAY, campaign_test
 
 TESTS = Path(__file__).parent
@@ -82,6 +82,10 @@ def test_a_segfault_a_hang_and_a_memory_hog_become_findings_and_the_campaign_goe
         assert regression["case"]["refs"]
     # A fresh worker took over after each death, until the budget ran out.
     assert summary["restarts"] == {"crash": 1, "timeout": 1, "oom": 1}
+    # each case a worker died on is kept, whatever finding it went to
+    assert sorted(d["symptom"] for d in summary["died_on"]) == ["crash", "oom", "timeout"]
+    assert all(d["valid"] and serialize.from_data(d["case"]) for d in summary["died_on"])
+    assert "cases with a timeout: 1, 1 valid, on a mesh: none" in done.stdout, done.stdout
     assert summary["stopped_by"] == "budget" and not summary["errors"]
     assert seconds < 20 + 30   # the budget, plus start-up and the grace period at most
     assert done.returncode == 1
