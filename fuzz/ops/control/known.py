@@ -61,6 +61,12 @@ def _reading_dyn_in_a_scope(*vias):
     return trigger
 
 
+# How a wrapper's rule refuses a semaphore's value as an array's.
+_SEMAPHORE_AS_ARRAY = (r"ValueError: dtype=(barrier_semaphore|semaphore|dma_sem) is not a valid "
+                       r"dtype for JAX type promotion|TypeError: Cannot interpret "
+                       r"'(barrier_semaphore|semaphore|dma_sem)' as a data type")
+
+
 def _wrapping_a_semaphore(*vias):
     """A `Wrap` (via one of ``vias``) with a statement on a semaphore inside."""
     def trigger(case: ir.Case, k: int) -> bool:
@@ -459,20 +465,18 @@ KNOWN_FINDINGS: tuple[KnownFinding, ...] = (
         jax_versions=((0, 12),)),
     KnownFinding(
         "semaphore-inside-wrapper",
-        "a kernel that signals or waits on a semaphore inside jax.jit, "
+        "a kernel that signals or waits on a semaphore (or starts a copy "
+        "counted on a DMA semaphore) inside jax.jit, "
         "jax.checkpoint, a custom_vjp or a custom_vmap function (or a "
         "jax.shard_map) cannot be "
         "discharged: the rule of the wrapper treats the semaphore's value as "
         "an array ('dtype=semaphore is not a valid dtype for JAX type "
-        "promotion', 'Cannot interpret 'semaphore' as a data type'); the same "
+        "promotion', 'dtype=dma_sem ...', 'Cannot interpret 'semaphore' as a data "
+        "type'); the same "
         "statement outside the wrapper, or in a loop, works",
-        symptoms=(("valid-runs", r"ValueError: dtype=(barrier_)?semaphore is not a valid dtype "
-                                 r"for JAX type promotion|TypeError: Cannot interpret "
-                                 r"'(barrier_)?semaphore' as a data type"),
+        symptoms=(("valid-runs", _SEMAPHORE_AS_ARRAY),
                   # ...and in invalid programs, before their own mistake is reached.
-                  ("invalid-rejected", r"^(ValueError: dtype=(barrier_)?semaphore is not a valid "
-                                       r"dtype for JAX type promotion|TypeError: Cannot interpret "
-                                       r"'(barrier_)?semaphore' as a data type)")),
+                  ("invalid-rejected", rf"^({_SEMAPHORE_AS_ARRAY})")),
         trigger=_wrapping_a_semaphore("jit", "checkpoint", "custom_vjp", "custom_vmap", "shard_map"),
         example=_wrapped_signal_example("jit"),
         jax_versions=((0, 10), (0, 12))),

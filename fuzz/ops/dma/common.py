@@ -56,7 +56,8 @@ class DmaOp(Op):
         ``src, dst, send_sem, recv_sem, device_id=...``)."""
         src, dst, sem = e.view(self.src), e.view(self.dst), e.view(self.sem)
         if self.device_id is not None:
-            return f"{src}, {dst}, {e.view(self.src_sem)}, {sem}, device_id={e.device(self.device_id)}"
+            send, device = e.view(self.src_sem), e.device(self.device_id)
+            return f"{src}, {dst}, {send}, {sem}, device_id={device}"
         extra = f", src_sem={e.view(self.src_sem)}" if self.src_sem is not None else ""
         return f"{src}, {dst}, {sem}{extra}"
 
