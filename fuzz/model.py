@@ -236,12 +236,12 @@ class Memory:
         return flat if flat.dtype == object or kind == self.case.refs[view.ref].kind \
             else flat.view(dtype(kind))
 
-    def where(self, view: ir.View, device: int | None = None) -> np.ndarray:
+    def where(self, view: ir.View) -> np.ndarray:
         """Flat positions of ``view`` in its ref (`positions`), as this
-        device (or ``device``) names them."""
+        device names them."""
         ref = self.case.refs[view.ref]
         if self.mesh is not None:
-            view = ir.bound_to(view, self.device if device is None else device, len(self.mesh))
+            view = ir.bound_to(view, self.device, len(self.mesh))
         return positions(tuple(ref.shape), view, ref.bits)
 
     def sender(self, device_id: ir.MeshIndex | None) -> Memory:

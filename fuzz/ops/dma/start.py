@@ -44,7 +44,8 @@ class DmaStart(DmaOp):
         # What lands here is what the sender's copy, the same statement,
         # names there: its source, and its destination as it indexes it.
         sender = memory.sender(self.device_id)
-        dst = (self.dst.ref, memory.where(self.dst, device=sender.device).reshape(-1))
+        landed = ir.bound_to(self.dst, sender.device, memory.case.devices or 1)
+        dst = (self.dst.ref, memory.where(landed).reshape(-1))
         src = (self.src.ref, memory.where(self.src).reshape(-1))
         if overlap(dst, src):
             memory.racy = memory.racy or f"racy: copy {n} writes elements it reads"
@@ -54,7 +55,6 @@ class DmaStart(DmaOp):
         if self.device_id is not None:
             memory.racy = memory.racy or memory.unordered(n, dst, self.device_id)
         value = sender.elements(self.src)[sender.where(self.src)]
-        landed = ir.bound_to(self.dst, sender.device, memory.case.devices or 1)
         if self.add:
             value = memory.elements(landed)[memory.where(landed)] + value
         written(memory, n, landed, value)
