@@ -265,6 +265,11 @@ class Statement:
         """Why ``path`` cannot run this statement (None: it can)."""
         return None
 
+    def needs(self) -> tuple[str, ...]:
+        """The public API its source uses that not every supported JAX
+        release has, as `fuzz.compat` names features ("jax.ref.get")."""
+        return ()
+
     def refused_under(self, transform: str, path: str) -> str | None:
         """Why JAX, as it documents, refuses ``transform`` ("vmap", "grad",
         "partial-discharge", "mesh": a shard_map around it) of ``path``'s

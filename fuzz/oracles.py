@@ -11,10 +11,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-import jax
-
-from fuzz import (blame, differential, ir, known_findings, metamorphic, model, paths, probes,
-                  unsupported)
+from fuzz import (blame, compat, differential, ir, known_findings, metamorphic, model, paths,
+                  probes, unsupported)
 
 
 class OracleFailure(AssertionError):
@@ -39,7 +37,7 @@ class OracleFailure(AssertionError):
 
     def __init__(self, message: str, *, primitive: str, path: str, details: str = "",
                  statement: int | None = None, shape: str | None = None,
-                 seen_at: int | None = None):
+                 seen_at: int | None = None, raised: str | None = None):
         # ``message`` is one line and names the bug; ``details`` (the program,
         # expected vs actual) is for a reader and varies from case to case.
         super().__init__(f"[{self.oracle}] {path}: {message}" + (f"\n{details}" if details else ""))
@@ -48,12 +46,14 @@ class OracleFailure(AssertionError):
         self.statement = statement   # the statement to blame (fuzz/blame.py), if known
         self.shape = shape           # a wrong value's shape of failure (fuzz/differential.py)
         self.seen_at = seen_at       # where a wrong value is seen, if later than ``statement``
+        self.raised = raised         # a comparison's side that raised (the other ran)
         self.case: ir.Case | None = None
         self.error: BaseException | None = None  # the JAX exception, if one was raised
         self.known: str | None = None   # the known finding it is an instance of (`check`)
 
     def symptom_of(self) -> str:
-        return self.symptom
+        # e.g. an exception under jax.jit where the eager run works
+        return "exception" if self.raised and self.symptom == "wrong value" else self.symptom
 
 
 class SeedInvariantViolation(OracleFailure):
@@ -331,7 +331,7 @@ def matches(expect: ir.ExpectedError, error: BaseException) -> bool:
 
 def _from(case, mismatches) -> list[OracleFailure]:
     found = [failure(_BY_NAME[m.oracle], m.primitive, m.path, m.message, m.details,
-                     statement=m.statement, shape=m.shape, seen_at=m.seen_at)
+                     statement=m.statement, shape=m.shape, seen_at=m.seen_at, raised=m.raised)
              for m in mismatches]
     for f in found:
         f.case = case
@@ -369,7 +369,7 @@ def check(case: ir.Case, on_paths=None, oracles=ORACLE_NAMES,
 
     All of it under ``jax.enable_x64(case.x64)``, as the case's programs say.
     """
-    with jax.enable_x64(case.x64):
+    with compat.enable_x64(case.x64):
         return _check(case, on_paths, oracles, unsupported_are_findings)
 
 

@@ -11,13 +11,13 @@ from __future__ import annotations
 
 import json
 
-from fuzz import ir, model, paths, serialize
+from fuzz import compat, ir, model, paths, serialize
 
 _OBSERVE = '''
 def observe():
     """What running the kernel gives: its result avals and values, or the error."""
     try:
-        with jax.enable_x64(X64):
+        with ENABLE_X64(X64):
             results = run()
     except Exception as e:
         return {"error": type(e).__name__, "message": str(e).strip().splitlines()[0] if str(e).strip() else "",
@@ -84,7 +84,8 @@ if __name__ == "__main__":
 def _program(case: ir.Case, path: str, jit: bool = False) -> str:
     """The program `fuzz.paths` runs: imports, inputs, the kernel and
     ``run()`` for ``path`` (under ``jax.jit`` with ``jit``)."""
-    return paths.program(case, path, jit=jit)[0] + _OBSERVE
+    # 64-bit mode as this JAX release spells it (fuzz/compat).
+    return paths.program(case, path, jit=jit)[0] + _OBSERVE.replace("ENABLE_X64", compat.ENABLE_X64)
 
 
 def _case_comment(case: ir.Case) -> str:

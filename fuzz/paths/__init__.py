@@ -25,7 +25,7 @@ import jax.numpy as jnp
 import numpy as np
 from jax._src import xla_bridge
 
-from fuzz import emit, ir, model
+from fuzz import compat, emit, ir, model
 
 # Errors are data here: keep JAX's own frames in their tracebacks, so that a
 # failure is pinned to its statement (fuzz/blame.py) and its signature names
@@ -114,7 +114,11 @@ def not_applicable(case: ir.Case, path: str) -> str | None:
                 "(JAX had started before fuzz.paths could ask for more)")
     if why := MODULES[path].not_applicable(case):
         return why
-    return next((why for s in case.statements if (why := s.not_applicable(path))), None)
+    if why := next((why for s in case.statements if (why := s.not_applicable(path))), None):
+        return why
+    # Last: what no release has comes before what this one lacks.
+    return compat.lacking([*getattr(MODULES[path], "NEEDS", ()),
+                           *(f for s in case.statements for f in s.needs())])
 
 
 # --- what every path's program shares -----------------------------------------
@@ -186,7 +190,7 @@ HEADER = '''\
 # discharge-fuzz case (schema {schema}) on path `{path}`.
 import json
 {imports}{mesh}
-X64 = {x64}  # run() under jax.enable_x64(X64): whether 64-bit dtypes exist
+X64 = {x64}  # run() under enable_x64(X64): whether 64-bit dtypes exist
 DYN = jnp.array({dyn!r}, dtype=jnp.int32)  # dynamic operands, in body order
 OUT = ({out},)  # one int32 slot per semaphore read
 

@@ -11,6 +11,7 @@ from fuzz import compat, ir
 from fuzz.paths import jax_refs
 
 NAME, COST, EVALUATES = "eager", 2, True
+NEEDS = ("jax.new_ref", "jax.freeze")   # no jax.empty_ref eagerly
 
 
 def not_applicable(case: ir.Case) -> str | None:

@@ -10,6 +10,7 @@ from __future__ import annotations
 from fuzz import ir, paths
 
 NAME, COST, EVALUATES = "jax_refs", 2, True
+NEEDS = ("jax.new_ref", "jax.freeze", "jax.empty_ref")   # fuzz.compat features
 
 _HARNESS = '''\
 def program(dyn, {params}):

@@ -7,20 +7,17 @@ fresh buffers instead). Only data programs: its semaphores would be
 scratch, which this path does not allocate."""
 from __future__ import annotations
 
-from jax.experimental.pallas import tpu as pltpu
-
 from fuzz import ir
 from fuzz.paths import jax_refs
 
 NAME, COST, EVALUATES = "mesh_kernel", 3, True
+NEEDS = (*jax_refs.NEEDS, "pl.kernel", "pltpu.TensorCoreMesh")
 
 _CALL = ("pl.kernel(kernel, out_type=(), mesh=pltpu.TensorCoreMesh(axis_name='core', "
          "num_cores=1), interpret=True)")
 
 
 def not_applicable(case: ir.Case) -> str | None:
-    if not hasattr(pltpu, "TensorCoreMesh"):   # JAX 0.10 has none
-        return "this JAX release has no pltpu.TensorCoreMesh"
     return jax_refs.not_applicable(case)
 
 

@@ -13,6 +13,7 @@ from fuzz import compat, ir
 from fuzz.paths import jax_refs
 
 NAME, COST, EVALUATES = "nested", 3, True
+NEEDS = ("jax.new_ref", "jax.freeze")
 
 _HARNESS = '''\
 def program(dyn, {params}):

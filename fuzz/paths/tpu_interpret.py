@@ -15,6 +15,7 @@ from fuzz import ir, model, paths
 from fuzz.paths import pallas_call
 
 NAME, COST, EVALUATES = "tpu_interpret", 4, True
+NEEDS = ("pltpu.reset_tpu_interpret_mode_state",)   # between runs (run below)
 GRID = MESH = True   # the pallas_call's grid and mesh
 
 # The interpreter's only report of final counts: a line it prints at kernel

@@ -48,6 +48,10 @@ class Pipeline(SlicingOp):
     def not_applicable(self, path):
         return _KERNELS_ONLY.get(path)
 
+    def needs(self):
+        return ("jax._src.config.use_emit_pipeline_primitive", "jax.sharding.use_abstract_mesh",
+                "jax.sharding.AbstractDevice")
+
     def refused_under(self, transform, path):
         if transform == "partial-discharge":
             return ("a pipeline allocates its buffers with run_scoped, which partly "

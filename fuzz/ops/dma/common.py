@@ -29,6 +29,11 @@ from hypothesis import strategies as st
 from fuzz import ir
 from fuzz.ops.base import Op
 
+# What local copies take beyond make_async_copy(src, dst, sem) and .wait()
+# (features of fuzz.compat: 0.12.0 on).
+SRC_SEM = "pltpu.make_async_copy(src_sem=)"
+WAIT_WRITE = "jax._src.pallas.mosaic.primitives.AsyncCopyDescriptor.wait_write"
+
 
 def nbytes(refs, view: ir.View) -> int:
     """Size of ``view`` in bytes, as a copy of it moves them."""
@@ -92,13 +97,9 @@ class DmaOp(Op):
         if self.device_id is not None and (case.devices is None or self.src_sem is None):
             raise ir.IRError(f"statement {n}: a remote copy needs a mesh and a send semaphore")
 
-    def not_applicable(self, path):
-        from fuzz import compat
+    def needs(self):
         # (a remote copy's send semaphore is make_async_remote_copy's own)
-        if self.src_sem is not None and self.device_id is None and \
-                "src_sem" not in compat.dma_features():
-            return "this JAX release's make_async_copy takes no src_sem"
-        return None
+        return (SRC_SEM,) if self.src_sem is not None and self.device_id is None else ()
 
     def mistakes(self, case) -> set[str]:
         refs, found = case.refs, set()

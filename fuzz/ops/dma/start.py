@@ -10,7 +10,7 @@ from dataclasses import dataclass, replace
 from hypothesis import strategies as st
 
 from fuzz import ir
-from fuzz.ops.dma.common import DmaOp, InFlight, copies, overlap, scalar_semaphores
+from fuzz.ops.dma.common import SRC_SEM, DmaOp, InFlight, copies, overlap, scalar_semaphores
 
 
 @dataclass(frozen=True)
@@ -110,7 +110,7 @@ class DmaStart(DmaOp):
         if pairs is None or sems is None:
             return None
         from fuzz import compat
-        src_sems = st.none() | sems if "src_sem" in compat.dma_features() else st.none()
+        src_sems = st.none() | sems if compat.has(SRC_SEM) else st.none()
         return st.builds(
             lambda pair, sem, src_sem, api, priority, add: cls(
                 *pair, sem, src_sem, api=api, priority=priority, add=add),

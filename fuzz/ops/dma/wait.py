@@ -11,7 +11,7 @@ from dataclasses import dataclass, replace
 from hypothesis import strategies as st
 
 from fuzz import ir
-from fuzz.ops.dma.common import DmaOp
+from fuzz.ops.dma.common import WAIT_WRITE, DmaOp
 
 WAITS = ("wait", "wait_write", "wait_read")
 # A remote copy's descriptor names them by the device's part in it.
@@ -29,12 +29,10 @@ class DmaWait(DmaOp):
         if self.method not in WAITS or self.method == "wait_read" and self.src_sem is None:
             raise ir.IRError(f"statement {n}: {self.method} (a wait_read needs a src_sem)")
 
-    def not_applicable(self, path):
-        from fuzz import compat
-        if self.method != "wait" and self.device_id is None and \
-                "wait_read_write" not in compat.dma_features():   # (wait_send/recv: all have)
-            return f"this JAX release's copy descriptor has no {self.method}"
-        return super().not_applicable(path)
+    def needs(self):
+        # (wait_send / wait_recv: every release has them)
+        return (*super().needs(), *((WAIT_WRITE,) if self.method != "wait" and self.device_id is None
+                                    else ()))
 
     def source(self, e) -> str:
         method = REMOTE_NAMES.get(self.method, self.method) if self.device_id is not None \
@@ -86,7 +84,7 @@ class DmaWait(DmaOp):
         if not started:
             return None
         from fuzz import compat
-        waits = WAITS if "wait_read_write" in compat.dma_features() else WAITS[:1]
+        waits = WAITS if compat.has(WAIT_WRITE) else WAITS[:1]
         return st.sampled_from(started).flatmap(lambda s: st.sampled_from(
             waits if s.src_sem is not None else waits[:2]).map(
             lambda m: cls(s.src, s.dst, s.sem, s.src_sem, m, device_id=s.device_id)))

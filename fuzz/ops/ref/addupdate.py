@@ -25,6 +25,9 @@ class AddUpdate(RefOp):
         ref, at = e.split(self.view)
         return f"jax.ref.addupdate({ref}, {e.indexer(at)}, {value_source(e, self.value)})"
 
+    def needs(self):
+        return ("jax.ref.addupdate",)
+
     def run(self, memory, n):
         flat = memory.elements(self.view)
         pos = memory.where(self.view).reshape(-1)

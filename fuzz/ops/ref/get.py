@@ -25,6 +25,9 @@ class Get(RefOp):
             return f"v{e.n} = {ref}[{e.subscript(idx)}]"
         return f"v{e.n} = jax.ref.get({ref}, {e.indexer(idx)})"
 
+    def needs(self):
+        return () if self.sugar else ("jax.ref.get",)
+
     def run(self, memory, n):
         memory.values[n] = memory.elements(self.view)[memory.where(self.view)]
 

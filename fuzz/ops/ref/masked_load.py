@@ -46,6 +46,9 @@ class MaskedLoad(RefOp):
         mask = "" if self.mask is None else f", mask={self.mask.source(e)}"
         return f"v{e.n} = pltpu.load({ref}{mask})"
 
+    def needs(self):
+        return ("plgpu.load",) if self.other is not None else ("pltpu.load",)
+
     def run(self, memory, n):
         got = memory.elements(self.view)[memory.where(self.view)]
         if self.other is not None:

@@ -29,6 +29,9 @@ class MaskedStore(RefOp):
         mask = "" if self.mask is None else f", mask={self.mask.source(e)}"
         return f"pltpu.store({e.view(self.view)}, {value_source(e, self.value)}{mask})"
 
+    def needs(self):
+        return ("pltpu.store",)
+
     def run(self, memory, n):
         if why := unspecified_store(memory, n, self.view):
             return why

@@ -33,6 +33,9 @@ class Swap(RefOp):
             return f"v{e.n} = jax.ref.swap({ref}, {index}, {value})"
         return f"{ref}[{index}] = {value}"
 
+    def needs(self):
+        return ("jax.ref.swap",) if self.returns else ()
+
     def run(self, memory, n):
         if why := unspecified_store(memory, n, self.view):
             return why

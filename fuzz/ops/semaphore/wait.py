@@ -24,8 +24,12 @@ class Wait(SemaphoreOp):
     primitive = "semaphore_wait"
 
     def source(self, e) -> str:
-        return (f"pl.semaphore_wait({e.view(self.view)}, {e.operand(self.value)}, "
-                f"decrement={bool(self.decrement)})")
+        # The amount positionally, as every release takes it (0.6.2's is ``dec``).
+        return (f"pl.semaphore_wait({e.view(self.view)}, {e.operand(self.value)}"
+                + ("" if self.decrement else ", decrement=False") + ")")
+
+    def needs(self):
+        return () if self.decrement else ("pl.semaphore_wait(decrement=)",)
 
     def run(self, memory, n):
         p = memory.scalar(n, self, self.view)

@@ -1,15 +1,25 @@
 """The differences between JAX releases that the fuzzer touches, in one place.
 
-Supported: JAX 0.10.x (Python 3.11) and 0.12.x (Python 3.12).
-- ``discharge_state`` takes a ``ClosedJaxpr`` (0.10) or a closed ``Jaxpr``
-  (0.12, which has no ``ClosedJaxpr``): the abstract path's harness
-  (fuzz/paths/abstract.py) handles both, as its reproducers must.
-- Discharge rules are ``rule(in_avals, out_avals, *args, **params)`` in 0.10
-  and ``rule(ctx, *args, **params)`` with ``ctx.in_avals`` in 0.12.
+Supported: every release from 0.6.2 (`FLOOR`, see `era_0_6`) to 0.12.x;
+Python 3.11 up to 0.10.x, 3.12 from 0.11.0.
+
+- Public API, as rendered programs spell it: one module per era
+  (`era_0_6`, `era_0_7`, `era_0_9`, `era_0_11`), each naming the features
+  that arrive (or go) in its releases and how what changed is spelled.
+  `has`, `lacking` and `ENABLE_X64` answer for the running release; a case
+  that needs what it lacks is not applicable there (`fuzz.paths`).
+- JAX internals the oracles hook, detected where they are used, since they
+  move between patch releases: ``discharge_state`` takes a ``ClosedJaxpr``
+  (up to 0.11) or a closed ``Jaxpr`` (0.12: the abstract path's harness,
+  fuzz/paths/abstract.py, handles both, as its reproducers must); discharge
+  rules are ``rule(in_avals, out_avals, *args, **params)`` up to 0.11.1 and
+  ``rule(ctx, *args, **params)`` with ``ctx.in_avals`` from 0.11.2.
 """
 from __future__ import annotations
 
 import functools
+import importlib
+import inspect
 
 import jax
 from jax._src import core as jax_core
@@ -18,7 +28,11 @@ from jax._src.pallas import primitives as pallas_primitives
 from jax._src.state import discharge as state_discharge
 from jax._src.state import primitives as state_primitives
 
-SUPPORTED = ((0, 10), (0, 12))
+from fuzz.compat import era_0_6, era_0_7, era_0_9, era_0_11
+
+ERAS = (era_0_6, era_0_7, era_0_9, era_0_11)
+FLOOR = era_0_6.FIRST
+CEILING = (0, 12)   # the newest minor release known
 RULES_TAKE_CTX = hasattr(state_discharge, "DischargeContext")
 
 
@@ -26,16 +40,102 @@ class UnsupportedJax(RuntimeError):
     pass
 
 
+def parse_version(text: str) -> tuple[int, ...]:
+    """``"0.9.0.1"`` -> ``(0, 9, 0, 1)``; a suffix such as ``.dev`` ends it."""
+    parts = []
+    for p in text.split("."):
+        if not p.isdigit():
+            break
+        parts.append(int(p))
+    return tuple(parts)
+
+
 def jax_version() -> tuple[int, ...]:
-    return tuple(int(p) for p in jax.__version__.split(".")[:3] if p.isdigit())
+    return parse_version(jax.__version__)
+
+
+def supported(version: tuple[int, ...]) -> bool:
+    return FLOOR <= version and version[:2] <= CEILING
 
 
 def check_version() -> None:
     """Raise UnsupportedJax for a JAX release the compat layer does not know."""
-    if jax_version()[:2] not in SUPPORTED:
+    if not supported(jax_version()):
         raise UnsupportedJax(
             f"JAX {jax.__version__} is not supported (known: "
-            f"{', '.join('%d.%d.x' % v for v in SUPPORTED)})")
+            f"{'.'.join(map(str, FLOOR))} to {'.'.join(map(str, CEILING))}.x)")
+
+
+def era(version: tuple[int, ...] | None = None):
+    """The era module of ``version`` (default: the running release)."""
+    version = jax_version() if version is None else version
+    return [e for e in ERAS if e.FIRST <= version][-1] if version >= FLOOR else era_0_6
+
+
+def features(version: tuple[int, ...] | None = None) -> dict[str, tuple[int, ...]]:
+    """Every feature ``version`` has, with the release it arrived in."""
+    version = jax_version() if version is None else version
+    found = {}
+    for e in ERAS:
+        found.update({f: first for f, first in e.ADDED.items() if first <= version})
+        for f, gone in e.GONE.items():
+            if gone <= version:
+                found.pop(f, None)
+    return found
+
+
+def known_features() -> set[str]:
+    return {f for e in ERAS for f in (*e.ADDED, *e.GONE)}
+
+
+def has(feature: str) -> bool:
+    if feature not in known_features():
+        raise KeyError(f"unknown feature {feature!r} (fuzz/compat/era_*.py list them)")
+    return feature in features()
+
+
+def lacking(needed) -> str | None:
+    """Why the running release cannot run a program that uses ``needed``
+    (feature names), or None: e.g. "JAX 0.6.2 has no jax.new_ref (from 0.7.2)"."""
+    for feature in sorted(set(needed)):
+        if not has(feature):
+            first = next((e.ADDED[feature] for e in ERAS if feature in e.ADDED), None)
+            gone = next((e.GONE[feature] for e in ERAS if feature in e.GONE), None)
+            when = (f"gone since {'.'.join(map(str, gone))}" if gone and gone <= jax_version()
+                    else f"from {'.'.join(map(str, first))}")
+            return f"JAX {jax.__version__} has no {feature} ({when})"
+    return None
+
+
+def probe(feature: str) -> bool:
+    """Whether the running JAX really has ``feature``: its dotted name
+    resolves (``pl.``, ``pltpu.``, ``plgpu.``, ``jax.``), and a call
+    ``name(kw=)`` takes keyword ``kw``. For tests against real installs."""
+    name, _, keyword = feature.partition("(")
+    root, *rest = name.split(".")
+    modules = {"pl": "jax.experimental.pallas", "pltpu": "jax.experimental.pallas.tpu",
+               "plgpu": "jax.experimental.pallas.triton", "jax": "jax"}
+    try:
+        obj = importlib.import_module(modules[root])
+        for i, part in enumerate(rest):
+            if hasattr(obj, part):
+                obj = getattr(obj, part)
+            else:
+                obj = importlib.import_module(".".join([modules[root], *rest[:i + 1]]))
+    except ImportError:
+        return False
+    keyword = keyword.rstrip("=)")
+    return not keyword or keyword in inspect.signature(obj).parameters
+
+
+ENABLE_X64 = era().ENABLE_X64
+
+
+def enable_x64(flag: bool):
+    """The running release's ``enable_x64`` context manager."""
+    name = ENABLE_X64.split(".")
+    obj = importlib.import_module(".".join(name[:-1]))
+    return getattr(obj, name[-1])(flag)
 
 
 def discharge_rules() -> dict:
@@ -128,19 +228,3 @@ def tpu_races_found() -> bool | None:
     from jax._src.pallas.mosaic.interpret import interpret_pallas_call as ipc
     races = getattr(ipc, "races", None)
     return None if races is None else bool(races.races_found)
-
-
-@functools.cache
-def dma_features() -> frozenset[str]:
-    """What this release's local copies take beyond ``make_async_copy(src,
-    dst, sem).start()`` / ``.wait()``: "src_sem" (a semaphore for the read,
-    0.12) and "wait_read_write" (``.wait_read()`` / ``.wait_write()``, 0.12)."""
-    import inspect
-    from jax.experimental.pallas import tpu as pltpu
-    from jax._src.pallas.mosaic import primitives as tpu_primitives
-    found = set()
-    if "src_sem" in inspect.signature(pltpu.make_async_copy).parameters:
-        found.add("src_sem")
-    if hasattr(tpu_primitives.AsyncCopyDescriptor, "wait_write"):
-        found.add("wait_read_write")
-    return frozenset(found)

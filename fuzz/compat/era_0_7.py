@@ -1,0 +1,17 @@
+"""JAX 0.7.2 to 0.8.x: ``pl.semaphore_wait(sem, value, decrement=...)``,
+``jax.new_ref`` and the abstract meshes that trace a TPU pipeline on a
+CPU; ``jax.enable_x64`` joins ``jax.experimental.enable_x64`` in 0.8.0."""
+FIRST = (0, 7, 2)
+
+ADDED = {
+    "pl.semaphore_wait(decrement=)": (0, 7, 2),
+    "jax.new_ref": (0, 7, 2),
+    "jax.sharding.use_abstract_mesh": (0, 7, 2),
+    "jax.sharding.AbstractDevice": (0, 7, 2),
+    "jax.enable_x64": (0, 8, 0),
+    "jax.freeze": (0, 8, 0),
+    "pl.kernel": (0, 8, 1),
+}
+GONE: dict = {}
+
+ENABLE_X64 = "jax.experimental.enable_x64"   # 0.7.2 has no jax.enable_x64
