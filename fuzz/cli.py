@@ -23,6 +23,8 @@ def parser() -> argparse.ArgumentParser:
     run_command.add(sub)
     from fuzz import triage  # replay / minimize / report
     triage.add_commands(sub)
+    from fuzz import bisect  # affected releases
+    bisect.add(sub)
     return p
 
 
@@ -31,6 +33,9 @@ def main(argv=None) -> int:
     from fuzz import triage
     if args.command in triage.COMMANDS:
         return triage.main(args)
+    if args.command == "bisect":
+        from fuzz import bisect
+        return bisect.main(args)
     from fuzz import run_command
     return run_command.main(args)
 

@@ -29,7 +29,6 @@ class Crash:
     """A campaign worker that died on ``case`` (no Python exception to look
     at). It carries the facts an oracle's class does (`oracles.OracleFailure`)."""
     oracle = "crash"
-    primitive = "?"
     error = None
     known = shape = None
     stage = "execution"
@@ -37,10 +36,12 @@ class Crash:
     fatal = True    # the process dying (or hanging) is the bug
     summary = "the process running the kernel died: {message}"
 
-    def __init__(self, case: ir.Case | None, path: str, symptom: str, detail: str):
+    def __init__(self, case: ir.Case | None, path: str, symptom: str, detail: str,
+                 primitive: str = "?"):
         if symptom not in CRASH_SYMPTOMS:
             raise ValueError(f"symptom {symptom!r} not in {CRASH_SYMPTOMS}")
         self.case, self.path, self.symptom, self.detail = case, path, symptom, detail
+        self.primitive = primitive   # of the statement it died in, where the stack says
         self.message = f"{symptom}: {detail}"
 
     def symptom_of(self) -> str:
@@ -178,6 +179,9 @@ class Finding:
     # Filed findings that look alike (same oracle, primitive and exception
     # type) but differ in signature: possibly one cause, for a reader to judge.
     related: list = field(default_factory=list)
+    # What `discharge-fuzz bisect` found: {"releases": {release: {"verdict",
+    # "detail"}}, "affected": {"first_bad", "last_good", "summary", ...}}.
+    releases: dict = field(default_factory=dict)
 
     @property
     def kernel_lines(self) -> int | None:

@@ -14,6 +14,9 @@ import os
 from fuzz import atomic
 
 INDEX = "index.md"
+RELEASES = "releases.md"
+
+
 class ReportError(ValueError):
     pass
 
@@ -74,18 +77,45 @@ def _facts(finding):
     return oracles.class_of(finding.oracle, raised=finding.exception is not None)
 
 
+# What a finding's primitive does, by its symptom, for its title.
+_DOES = {"crash": "kills the process", "timeout": "hangs", "oom": "runs out of memory",
+         "exception": "raises {exception}", "wrong value": "computes wrong results",
+         "invariant violation": "breaks the {oracle} invariant of discharge",
+         "unsupported": "is refused as unsupported"}
+
+
 def title(finding) -> str:
-    return f"Pallas state discharge: {finding.primitive} - {finding.symptom} ({finding.oracle})"
+    """The bug in words: a known finding's own description, else what its
+    primitive does, where; never its signature."""
+    from fuzz import known_findings
+    if finding.known and (k := known_findings.BY_ID.get(finding.known)) is not None:
+        return k.description[:1].upper() + k.description[1:]
+    who = f"`{finding.primitive}`" if finding.primitive != "?" else "A kernel"
+    where = (finding.reproducer or {}).get("path") or (finding.paths or ("?",))[0]
+    if finding.oracle == "invalid-rejected":
+        what = ("is accepted without the error it should raise" if finding.symptom == "missing error"
+                else f"raises {finding.exception or 'an unrelated error'} instead of a clean error")
+        return f"An invalid {who} {what} (`{where}`)"
+    what = _DOES.get(finding.symptom, finding.symptom).format(
+        exception=finding.exception or "an error", oracle=finding.oracle)
+    return f"{who} {what} on `{where}`: {finding.message[:90]}"
 
 
 def markdown(finding) -> str:
     repro = finding.reproducer or {}
     verified = repro.get("status")
     lines = [f"# {title(finding)}", "",
-             f"<!-- discharge-fuzz finding {finding.id}; signature: {finding.signature} -->", "",
-             "### Description", "", summary(finding), ""]
+             f"<!-- discharge-fuzz finding {finding.id}; signature: {finding.signature} -->", ""]
+    if finding.case is not None and repro.get("path"):
+        from fuzz import snippet
+        from fuzz import reproducer
+        lines += ["```python", snippet.snippet(
+            finding.case, repro["path"], jit=reproducer.rendering(repro)["jit"],
+            said=snippet.said(repro)).rstrip(), "```", ""]
+    lines += ["### Description", "", summary(finding), ""]
     if repro.get("script"):
-        lines += ["Standalone reproducer (exits 1 while the bug is present, 0 once it is fixed):",
+        lines += ["The verifying reproducer (attached as the `.py` file; exits 1 while the bug "
+                  "is present, 0 once it is fixed):",
                   "", "```python", repro["script"].rstrip(), "```", ""]
     if repro.get("output"):
         lines += [f"Its output (actual vs expected) on JAX {finding.versions.get('jax')}:", "",
@@ -98,6 +128,8 @@ def markdown(finding) -> str:
     elif verified != "reproduces":
         lines += ["**Unverified**: the reproducer was not run in a fresh interpreter "
                   "(`--no-verify`).", ""]
+    if finding.releases:
+        lines += affected_section(finding.releases)
     if finding.related:
         lines += ["Looks like (same oracle, primitive and exception, another signature): "
                   + ", ".join(f"[{r}]({r}.md)" for r in finding.related), ""]
@@ -120,6 +152,49 @@ def write(reports_dir, finding) -> None:
     write_index(directory)
 
 
+def affected_section(bisected: dict) -> list[str]:
+    """The report's *Affected releases* part, from `fuzz.bisect`'s result."""
+    lines = ["### Affected releases", "",
+             f"{bisected['affected']['summary']} (`discharge-fuzz bisect`: the reproducer "
+             "rendered and run on each release; *n/a*: the release cannot run it, "
+             "never counted as good).", "", "| JAX | verdict | what happened |", "|---|---|---|"]
+    for release, v in bisected["releases"].items():
+        detail = v.get("detail", "").replace("|", "\\|").replace("\n", " ")
+        lines.append(f"| {release} | {v['verdict']} | {detail} |")
+    return lines + [""]
+
+
+def add_releases(reports_dir, finding_id: str, bisected: dict) -> None:
+    """Keep ``bisected`` in the finding's record and rewrite its report."""
+    from fuzz import findings
+    data = load(reports_dir, finding_id)
+    if data is None:
+        raise ReportError(f"{finding_id}: no report to add releases to")
+    finding = findings.Finding.from_record(data)
+    finding.releases = bisected
+    write(reports_dir, finding)
+
+
+def write_release_matrix(reports_dir) -> None:
+    """``releases.md``: every bisected finding by release, one row each."""
+    bisected = [r for r in records(reports_dir) if r.get("releases")]
+    if not bisected:
+        return
+    from fuzz import releases
+    columns = releases.ordered({v for r in bisected for v in r["releases"]["releases"]})
+    rows = ["# Affected JAX releases", "",
+            "Written by `discharge-fuzz bisect`: each finding's reproducer on each release. "
+            "*bad*: it reproduces; *good*: fixed (or not yet there); *other*: fails another "
+            "way; *n/a*: the release cannot run it.", "",
+            "| finding | range | " + " | ".join(columns) + " |",
+            "|---|---|" + "---|" * len(columns)]
+    for r in bisected:
+        cells = [r["releases"]["releases"].get(c, {}).get("verdict", "") for c in columns]
+        rows.append(f"| [{r['id']}]({r['id']}.md) | {r['releases']['affected']['summary']} | "
+                    + " | ".join(cells) + " |")
+    atomic.write_text(os.path.join(os.fspath(reports_dir), RELEASES), "\n".join(rows) + "\n")
+
+
 def write_index(reports_dir) -> None:
     rows = ["# discharge-fuzz findings", "",
             "Generated by `discharge-fuzz report`; one row per distinct bug (signature). "
@@ -128,13 +203,14 @@ def write_index(reports_dir) -> None:
             "*unverified* (filed with `--no-verify`). A finding whose reproducer did not "
             "reproduce in a fresh interpreter is *flaky*: it is kept apart in `flaky/` "
             "and not to be filed.", "",
-            "| finding | status | symptom | stage | oracle / primitive | paths | hits | first seen | last seen | reproducer | kernel lines |",
-            "|---|---|---|---|---|---|---|---|---|---|---|"]
+            "| finding | status | symptom | stage | oracle / primitive | paths | hits | first seen | last seen | reproducer | kernel lines | releases |",
+            "|---|---|---|---|---|---|---|---|---|---|---|---|"]
     for r in records(reports_dir):
         repro = (r.get("reproducer") or {}).get("status", "-")
         rows.append(
             f"| [{r['id']}]({r['id']}.md) | {r['status']} | {r['symptom']} | {r['stage']} | "
             f"{r['oracle']} / {r['primitive']} | {', '.join(r['paths'])} | {r['hits']} | "
             f"{r['first_seen'][:10]} | {r['last_seen'][:10]} | "
-            f"{repro} | {r.get('kernel_lines', '-')} |")
+            f"{repro} | {r.get('kernel_lines', '-')} | "
+            f"{(r.get('releases') or {}).get('affected', {}).get('summary', 'not bisected')} |")
     atomic.write_text(os.path.join(os.fspath(reports_dir), INDEX), "\n".join(rows) + "\n")

@@ -87,13 +87,25 @@ def _verdict(line: str) -> dict | None:
     return verdict if isinstance(verdict, dict) and "reproduced" in verdict else None
 
 
+def rendering(repro: dict) -> dict:
+    """How a filed reproducer (a finding record's ``reproducer``) was
+    rendered: ``{"values", "jit"}``, as `for_failure` chose them. Records
+    filed before it kept them say it in their script, read back here."""
+    if "render" in repro:
+        return repro["render"]
+    script = repro.get("script") or ""
+    return {"values": '"values"' in script.split("EXPECTED = ", 1)[-1][:200],
+            "jit": "the bug shows under jit only" in script}   # (its comment, in either form)
+
+
 def candidate_paths(case: ir.Case, affected) -> list[str]:
     """Paths a reproducer may use: public ones first (where the bug was seen
-    first: a public path often shows what the internal one saw), then
-    ``abstract``."""
+    first: a public path often shows what the internal one saw), then any
+    other the bug was seen on (``tpu_interpret_eager``: only its options may
+    show it), then ``abstract``."""
     public = PREFERENCE[:-1]
-    ordered = ([p for p in public if p in affected] + [p for p in public if p not in affected]
-               + ["abstract"])
+    ordered = ([p for p in public if p in affected] + [p for p in affected if p not in PREFERENCE]
+               + [p for p in public if p not in affected] + ["abstract"])
     return [p for p in ordered if not paths.not_applicable(case, p)]
 
 
@@ -107,15 +119,19 @@ def best(case: ir.Case, affected, failure, *, verify: bool = True,
     candidates = candidate_paths(case, affected)
     if not candidates:
         return {"path": None, "script": None, "status": "no renderable path"}
-    if not verify:
-        return {"path": candidates[0], "status": "not verified",
-                "script": for_failure(case, candidates[0], failure, finding_id)}
+    # How it was rendered and what reproducing means, so that another JAX
+    # release renders and judges the same reproducer (fuzz/bisect.py).
     wanted = type(failure.error).__name__ if (
         failure.error is not None and failure.error_is_the_symptom) else None
+    how = {"render": {"values": bool(failure.wrong_value), "jit": bool(failure.under_jit)},
+           "wanted": wanted, "fatal": bool(failure.fatal)}
+    if not verify:
+        return {"path": candidates[0], "status": "not verified", **how,
+                "script": for_failure(case, candidates[0], failure, finding_id)}
     result = None
     for path in candidates:
         text = for_failure(case, path, failure, finding_id)
-        result = {"path": path, "script": text, **check_script(text, prelude=prelude)}
+        result = {"path": path, "script": text, **how, **check_script(text, prelude=prelude)}
         if failure.fatal:  # the interpreter dying or hanging is the bug
             died = result["status"] == "timeout" or (result["exit_code"] or 0) < 0
             result["status"] = "reproduces" if died else "does not reproduce"

@@ -1,9 +1,17 @@
-"""Reports: JAX's bug template, a JSON record for machines, an index with status."""
+"""Reports: JAX's bug template, a JSON record for machines, an index with
+status, and a snippet of at most 15 lines that shows the bug alone."""
 import json
 import os
+import subprocess
+import sys
 
-from fuzz import cli, corpus, findings, oracles, reports
+import pytest
+
+from fuzz import cli, corpus, findings, oracles, render, reports, reproducer, snippet
 from fuzz.known_findings import BY_ID
+
+ROOT = os.path.join(os.path.dirname(__file__), os.pardir)
+REGRESSIONS = corpus.files(os.path.join(ROOT, "corpus"), "regression")
 
 REQUIRED = {"signature", "oracle", "symptom", "stage", "versions", "first_seen",
             "last_seen", "hits", "paths", "status", "reproducer", "case"}
@@ -18,7 +26,10 @@ def _file(tmp_path, known_id):
 def test_report_follows_the_bug_template_and_has_a_record(tmp_path):
     finding = _file(tmp_path, "static-index-out-of-bounds-accepted")
     md = (tmp_path / "reports" / f"{finding.id}.md").read_text()
-    assert md.index("### Description") < md.index("```python") < md.index("### System info")
+    # It opens with the snippet, then the description and the verifying reproducer.
+    assert md.index("```python") < md.index("### Description") < md.index("The verifying") \
+        < md.index("### System info")
+    assert md.lower().startswith(f"# {BY_ID['static-index-out-of-bounds-accepted'].description[:20]}")
     assert "jaxlib" in md.split("### System info")[1]
     assert "runs without any error" in md
     record = json.loads((tmp_path / "reports" / f"{finding.id}.json").read_text())
@@ -49,3 +60,33 @@ def test_report_cli_files_a_case_and_counts_it_again(tmp_path, capsys):
             "--reports-dir", str(tmp_path / "r"), regression]
     assert cli.main(args) == cli.EXIT_CLEAN and "NEW" in capsys.readouterr().out
     assert cli.main(args) == cli.EXIT_CLEAN and "hits 2" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("regression", REGRESSIONS, ids=os.path.basename)
+def test_every_regression_has_a_short_snippet_that_shows_its_bug_alone(regression, tmp_path):
+    entry = corpus.load(regression)
+    record = reports.load(os.path.join(ROOT, "reports"), entry.meta["id"])
+    repro = record["reproducer"]
+    text = snippet.snippet(entry.case, repro["path"], jit=reproducer.rendering(repro)["jit"],
+                           said=snippet.said(repro))
+    assert len(text.splitlines()) < 15, text
+    assert text.splitlines()[-1].startswith("# Bug: "), text
+    ran = subprocess.run([sys.executable, "-I", "-c", text], cwd=tmp_path, capture_output=True,
+                         text=True, timeout=180, env={"PATH": os.environ["PATH"], "HOME": str(tmp_path)})
+    if repro["error"]:   # the bug is the error it raises
+        assert ran.returncode == 1, text + ran.stdout + ran.stderr
+        assert f"{repro['error']}: " in ran.stderr, ran.stderr   # (its message may span lines)
+        return
+    assert ran.returncode == 0, text + ran.stderr
+    if entry.case.valid:   # it prints what a correct JAX does not
+        values = render.model_values(entry.case, repro["path"])
+        assert values is None or ran.stdout.strip() != " ".join(str(v) for v in values), text
+    # (an invalid case's bug is that it runs: it should have raised)
+
+
+def test_a_title_says_the_bug_in_words_and_no_signature(tmp_path):
+    finding = _file(tmp_path, "static-index-out-of-bounds-accepted")
+    finding.known = None
+    title = reports.title(finding)
+    assert finding.id.rsplit("-", 1)[1] not in title and "|" not in title
+    assert title.startswith(f"An invalid `{finding.primitive}` is accepted without the error"), title

@@ -1,0 +1,305 @@
+"""``discharge-fuzz bisect FINDING... | --all``: which JAX releases a finding affects.
+
+For every finding and every release (default: each since the floor,
+`fuzz.releases.KNOWN`), the finding's reproducer is rendered *inside that
+release's environment*, by this checkout's code on that release's JAX, so
+API drift is handled where reproducers are rendered (`fuzz.compat`), and
+then run there in a fresh interpreter, as its report's reproducer is. Each
+release gets one verdict:
+
+- ``bad``: it reproduces as the verified reproducer did (the same error
+  type, or wrong results without an error, or the process dying);
+- ``good``: JAX behaves as expected;
+- ``other``: it fails, but another way (neither good nor bad);
+- ``n/a``: the release cannot run it (an API or path it lacks, or a script
+  that broke before its verdict); never counted as good.
+
+The affected range (first bad, last good, each "regressed in" / "fixed
+in") goes into the finding's report (an *Affected releases* table), the
+index's column, and ``reports/releases.md`` (every finding by release).
+
+A FINDING is a report id, a report's ``.json`` or a corpus regression file.
+Exit 0 done; 2 bad usage, a bad file or release, or no environment at all.
+"""
+from __future__ import annotations
+
+import concurrent.futures
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+
+from fuzz import releases
+
+VERDICTS = ("bad", "good", "other", "n/a")
+STEP_TIMEOUT_S = 300   # the reproducer's own limit is 180 s; this adds JAX's import
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))   # this checkout
+
+
+class BisectError(ValueError):
+    pass
+
+
+def add(sub) -> None:
+    b = sub.add_parser("bisect", help="run findings' reproducers on every JAX release: the affected range")
+    which = b.add_mutually_exclusive_group(required=True)
+    which.add_argument("findings", nargs="*", default=[], metavar="FINDING",
+                       help="a report id, a report .json or a corpus regression file")
+    which.add_argument("--all", action="store_true", help="every regression in the corpus")
+    b.add_argument("--releases", default=None,
+                   help="comma-separated JAX releases (default: every one since "
+                        f"{releases.KNOWN[0]}: {releases.KNOWN[0]} to {releases.KNOWN[-1]})")
+    b.add_argument("--cache", default=None,
+                   help=f"where the environments live (default {releases.default_cache()})")
+    b.add_argument("--env-tool", choices=("auto", "uv", "pip"), default="auto",
+                   help="how environments are made (default auto: uv where installed)")
+    b.add_argument("--jobs", type=int, default=len(os.sched_getaffinity(0)),
+                   help="reproducers run at once (default: all cores)")
+    b.add_argument("--setup", action="append", default=[], metavar="MODULE:FUNCTION",
+                   help="call this before each reproducer, in its interpreter (a planted bug, "
+                        "as the campaign's --worker-setup; MODULE found on PYTHONPATH)")
+    b.add_argument("--corpus-dir", default="corpus", help="default: corpus")
+    b.add_argument("--reports-dir", default="reports", help="default: reports")
+
+
+# --- what one release says (runs inside the release's environment) -----------
+
+def step(request: dict) -> dict:
+    """Render ``request``'s reproducer on this interpreter's JAX and run it in
+    a fresh one: ``{"verdict", "detail", "jax"}``."""
+    import jax
+    from fuzz import compat, paths, render, reproducer, serialize
+    version = jax.__version__
+    if not compat.supported(compat.jax_version()):
+        return {"verdict": "n/a", "detail": f"JAX {version} is not supported", "jax": version}
+    case = serialize.from_data(request["case"])
+    path = request["path"]
+    if why := paths.not_applicable(case, path):
+        return {"verdict": "n/a", "detail": why, "jax": version}
+    values = render.model_values(case, path) if request["values"] else None
+    text = reproducer.script(case, path, request["id"], values=values, jit=request["jit"])
+    ran = reproducer.check_script(text, prelude=_prelude(request))
+    return {**judge(ran, request), "jax": version, "seconds": ran["seconds"]}
+
+
+def _prelude(request: dict) -> str | None:
+    """Python that calls the ``--setup`` hooks in the reproducer's own
+    (isolated) interpreter, with the paths they are found on."""
+    if not request.get("setup"):
+        return None
+    lines = [f"import sys; sys.path[:0] = {request['sys_path']!r}", "import importlib"]
+    for spec in request["setup"]:
+        module, _, name = spec.partition(":")
+        lines.append(f"getattr(importlib.import_module({module!r}), {name!r})()")
+    return "\n".join(lines)
+
+
+def judge(ran: dict, request: dict) -> dict:
+    """A verdict from what `reproducer.check_script` saw."""
+    died = ran["status"] == "timeout" or (ran["exit_code"] or 0) < 0
+    if request["fatal"]:
+        return {"verdict": "bad" if died else "good",
+                "detail": "the interpreter died or hung" if died else "it ran to its end"}
+    if ran["status"] == "timeout":
+        return {"verdict": "other", "detail": "it hung (the finding does not)"}
+    if ran["status"] == "broken":
+        last = [line for line in ran["output"].strip().splitlines() if line.strip()]
+        return {"verdict": "n/a", "detail": "the script broke before its verdict: "
+                + (last[-1][:200] if last else "no output")}
+    if ran["status"] == "does not reproduce":
+        return {"verdict": "good", "detail": "JAX behaves as expected"}
+    if ran["error"] == request["wanted"]:
+        return {"verdict": "bad", "detail": _said(ran)}
+    how = f"raised {ran['error']}" if ran["error"] else "wrong results, no error"
+    return {"verdict": "other", "detail": f"fails otherwise ({how}): {_said(ran)}"}
+
+
+def _said(ran: dict) -> str:
+    lines = [line for line in ran["output"].splitlines() if line.startswith("BUG:")]
+    return (lines[0][5:] if lines else ran["output"].strip()[:200])[:200]
+
+
+def _step_main() -> int:
+    print(json.dumps(step(json.load(sys.stdin))))
+    return 0
+
+
+# --- what a finding is -------------------------------------------------------
+
+def request_of(finding: dict) -> dict:
+    """What a release needs to render and judge ``finding``'s reproducer
+    (a report record)."""
+    repro = finding.get("reproducer") or {}
+    if not repro.get("path"):
+        raise BisectError(f"{finding['id']}: its report has no reproducer to run")
+    from fuzz import reproducer
+    how = reproducer.rendering(repro)
+    fatal = repro.get("fatal", finding.get("symptom") in ("crash", "timeout", "oom"))
+    return {"id": finding["id"], "case": finding["case"], "path": repro["path"],
+            "values": how["values"], "jit": how["jit"], "fatal": fatal,
+            "wanted": repro.get("wanted", repro.get("error"))}
+
+
+def resolve(names, corpus_dir: str, reports_dir: str, every: bool) -> list[dict]:
+    """The report records of the findings named (ids, report files or
+    regression files), or of every regression. A regression without a
+    report is filed first, on this JAX, so that it has a verified reproducer."""
+    from fuzz import corpus, reports
+    if every:
+        names = corpus.files(corpus_dir, "regression")
+        if not names:
+            raise BisectError(f"{corpus_dir}: no regressions to bisect")
+    found = []
+    for name in names:
+        if name.endswith(".json") and os.path.exists(name):
+            data = _read(name)
+            if data.get("kind") == "regression":
+                record = reports.load(reports_dir, data.get("id", ""))
+                found.append(record if record is not None else _filed(name, corpus_dir, reports_dir))
+            else:
+                found.append(data)
+            continue
+        record = reports.load(reports_dir, name)
+        if record is None:
+            raise BisectError(f"{name}: no such finding (not a file, nor a report id in {reports_dir})")
+        found.append(record)
+    for record in found:
+        if not isinstance(record, dict) or "id" not in record or "case" not in record:
+            raise BisectError("a finding record without id or case")
+    return found
+
+
+def _read(path: str) -> dict:
+    try:
+        with open(path, encoding="utf-8") as f:
+            data = json.load(f)
+    except (OSError, json.JSONDecodeError) as e:
+        raise BisectError(f"{path}: unreadable ({e})") from None
+    if not isinstance(data, dict):
+        raise BisectError(f"{path}: not a finding record or corpus file")
+    return data
+
+
+def _filed(path: str, corpus_dir: str, reports_dir: str) -> dict:
+    from fuzz import corpus, findings, oracles, reports
+    entry = corpus.load(path)
+    failures = [f for f in oracles.check(entry.case).failures
+                if findings.signature(f) == entry.signature]
+    if not failures:
+        raise BisectError(f"{path}: does not fail with its signature on this JAX, so it has "
+                          "no verified reproducer to bisect with (discharge-fuzz report --all)")
+    finding, _ = findings.record(failures[0], corpus_dir=corpus_dir, reports_dir=reports_dir)
+    return reports.load(reports_dir, finding.id)
+
+
+# --- many releases -------------------------------------------------------------
+
+def run_step(env: releases.Environment, request: dict) -> dict:
+    child_env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"),
+                 "PYTHONPATH": os.pathsep.join(request.get("sys_path") or [ROOT]),
+                 "HOME": os.environ.get("HOME", "/tmp"), "LANG": "C.UTF-8"}
+    with tempfile.TemporaryDirectory(prefix="discharge-fuzz-bisect-") as tmp:
+        try:
+            proc = subprocess.run([env.python, "-m", "fuzz.bisect", "--step"], cwd=tmp,
+                                  env=child_env, input=json.dumps(request), text=True,
+                                  capture_output=True, timeout=STEP_TIMEOUT_S)
+        except subprocess.TimeoutExpired:
+            return {"verdict": "bad" if request["fatal"] else "other",
+                    "detail": f"no answer in {STEP_TIMEOUT_S} s"}
+    lines = proc.stdout.strip().splitlines()
+    try:
+        return json.loads(lines[-1])
+    except (IndexError, json.JSONDecodeError):
+        last = (proc.stderr.strip().splitlines() or ["no output"])[-1]
+        return {"verdict": "n/a", "detail": f"the fuzzer did not run on it: {last[:200]}"}
+
+
+def affected(verdicts: dict[str, dict]) -> dict:
+    """The range of releases a finding affects, from ``{release: verdict}``
+    (any order): first bad, last good before it, and each change."""
+    order = releases.ordered(verdicts)
+    tested = [(r, verdicts[r]["verdict"]) for r in order if verdicts[r]["verdict"] in ("bad", "good")]
+    bad = [r for r, v in tested if v == "bad"]
+    changes = []
+    for (r0, v0), (r1, v1) in zip(tested, tested[1:]):
+        if v0 != v1:
+            gap = order.index(r1) - order.index(r0) > 1
+            what = "regressed" if v1 == "bad" else "fixed"
+            changes.append(f"{what} in {r1}" + (f" (after {r0}; the releases between could not tell)"
+                                                if gap else ""))
+    first_bad = bad[0] if bad else None
+    last_good = next((r for r, v in reversed(tested) if v == "good"
+                      and first_bad and releases.parse(r) < releases.parse(first_bad)), None)
+    if not tested:
+        text = "no release could tell (all n/a or failing otherwise)"
+    elif not bad:
+        text = f"not reproduced on any tested release ({tested[0][0]} to {tested[-1][0]})"
+    elif not changes:
+        text = f"bad on every tested release ({tested[0][0]} to {tested[-1][0]})"
+    else:
+        text = "; ".join(changes) + ("; still bad in " + tested[-1][0] if tested[-1][1] == "bad"
+                                     else "")
+    return {"first_bad": first_bad, "last_good": last_good, "changes": changes,
+            "newest_tested": tested[-1][0] if tested else None, "summary": text}
+
+
+def bisect(records: list[dict], wanted: list[str], *, cache=None, tool="auto", jobs=2,
+           setup=(), say=print) -> dict[str, dict]:
+    """``{finding id: {"releases": {release: verdict}, "affected": ...}}``."""
+    envs, broken = {}, {}
+    for release in wanted:
+        start = time.perf_counter()
+        try:
+            envs[release] = releases.environment(release, cache, tool)
+            say(f"env  {release:<9} ready ({time.perf_counter() - start:.1f} s)")
+        except releases.ReleaseError as e:
+            broken[release] = str(e)
+            say(f"env  {release:<9} n/a: {e}")
+    if not envs:
+        raise BisectError("no release environment could be made: " + "; ".join(broken.values()))
+    sys_path = [ROOT, *filter(None, os.environ.get("PYTHONPATH", "").split(os.pathsep))]
+    requests = [{**request_of(r), "setup": list(setup), "sys_path": [os.path.abspath(p) for p in sys_path]}
+                for r in records]
+    results = {q["id"]: {r: {"verdict": "n/a", "detail": why} for r, why in broken.items()}
+               for q in requests}
+    with concurrent.futures.ThreadPoolExecutor(max(1, jobs)) as pool:
+        futures = {pool.submit(run_step, envs[r], q): (q["id"], r) for q in requests for r in envs}
+        for future in concurrent.futures.as_completed(futures):
+            fid, release = futures[future]
+            results[fid][release] = future.result()
+            say(f"{results[fid][release]['verdict']:<5} {release:<9} {fid}")
+    return {fid: {"releases": {r: v[r] for r in releases.ordered(v)}, "affected": affected(v)}
+            for fid, v in results.items()}
+
+
+def main(args) -> int:
+    from fuzz import corpus, reports
+    from fuzz.cli import EXIT_ERROR
+    try:
+        wanted = releases.ordered(args.releases.split(",") if args.releases else releases.KNOWN)
+        if args.jobs < 1:
+            raise BisectError("--jobs must be >= 1")
+        records = resolve(args.findings, args.corpus_dir, args.reports_dir, args.all)
+        for spec in args.setup:
+            if ":" not in spec.strip(":"):
+                raise BisectError(f"--setup {spec!r}: expected module:function")
+        results = bisect(records, wanted, cache=args.cache, tool=args.env_tool, jobs=args.jobs,
+                         setup=args.setup)
+    except (BisectError, releases.ReleaseError, corpus.CorpusError, reports.ReportError) as e:
+        print(f"discharge-fuzz: error: {e}", file=sys.stderr)
+        return EXIT_ERROR
+    for record in records:
+        result = results[record["id"]]
+        print(f"{record['id']}: {result['affected']['summary']}")
+        if os.path.exists(os.path.join(args.reports_dir, record["id"] + ".json")):
+            reports.add_releases(args.reports_dir, record["id"], result)
+    reports.write_release_matrix(args.reports_dir)
+    return 0
+
+
+if __name__ == "__main__":
+    if sys.argv[1:] == ["--step"]:
+        sys.exit(_step_main())
+    sys.exit("usage: discharge-fuzz bisect ... (python -m fuzz.bisect --step is its worker)")
