@@ -5,6 +5,9 @@
                         Hypothesis vs atheris: distinct planted bugs found per minute
                         (tests/campaign_plants.py:three_bugs)
     python -m fuzz.bench_campaign memory [SECONDS]       worker RSS over a long campaign
+    python -m fuzz.bench_campaign exposure [SECONDS] [SEEDS]
+                        median time to expose each known finding over SEEDS
+                        campaigns (default 3) of SECONDS each, seeds 0, 1, ...
 
 Each campaign runs in a fresh temporary directory (corpus, reports, database)
 and prints one line of JSON with what it measured.
@@ -13,6 +16,7 @@ from __future__ import annotations
 
 import json
 import re
+import statistics
 import sys
 import tempfile
 
@@ -70,10 +74,29 @@ def memory(seconds):
                       "rss_over_time": [(p["t"], p["rss_mb"]) for p in tl[:: max(1, len(tl) // 20)]]}))
 
 
+def exposure(seconds, seeds=3):
+    """Each known finding's first hit (summary.json ``exposure``) in every
+    seed's campaign; a seed that never hit it counts as the whole budget,
+    the convention of fuzzer benchmarks, and says so (``exposed``)."""
+    runs = []
+    for seed in range(seeds):
+        s = campaign(seconds, seed=seed, minimize=False)
+        runs.append({x["id"]: x["t"] for x in s["exposure"] if x["kind"] == "known"})
+        print(json.dumps({"seed": seed, "cases": s["cases"], "seconds": s["seconds"],
+                          "known_exposed": len(runs[-1])}), flush=True)
+    for fid in sorted({k for r in runs for k in r}, key=lambda k: statistics.median(
+            r.get(k, seconds) for r in runs)):
+        times = [r.get(fid, seconds) for r in runs]
+        print(json.dumps({"known": fid, "median_s": statistics.median(times),
+                          "exposed": f"{sum(fid in r for r in runs)}/{seeds}", "each_s": times}))
+
+
 def main(argv=None):
     argv = argv or sys.argv[1:]
     which = argv[0] if argv else "throughput"
     seconds = float(argv[1]) if len(argv) > 1 else 60.0
+    if which == "exposure":
+        return exposure(seconds, int(argv[2]) if len(argv) > 2 else 3)
     {"throughput": throughput, "modes": modes, "memory": memory}[which](seconds)
 
 

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from hypothesis import HealthCheck, Phase, given, seed as hseed, settings, strategies as st
 
 import strategies
-from fuzz import oracles
+from fuzz import findings, oracles
 
 
 @dataclass
@@ -32,6 +32,9 @@ class Stats:
     # Valid cases a path refused as the unsupported table lists: entry id.
     unsupported: collections.Counter = field(default_factory=collections.Counter)
     compared: collections.Counter = field(default_factory=collections.Counter)  # per oracle
+    # Every finding the case hit, known ones too: its id (a known finding's
+    # own) -> "known" | "filed before" | "new" (time to exposure).
+    hits: dict = field(default_factory=dict)
     failures: list[oracles.OracleFailure] = field(default_factory=list)
     errors: list[BaseException] = field(default_factory=list)
     seconds: float = 0.0
@@ -76,10 +79,13 @@ def check_property(case, stats: Stats = SESSION, include_known=False, *,
             continue
         if f.known is not None and not include_known:
             stats.known[f.known] += 1
+            stats.hits.setdefault(f.known, "known")
         elif already_found is not None and already_found(f):
             stats.already_found[f.oracle] += 1
+            stats.hits.setdefault(findings.finding_id(findings.signature(f)), "filed before")
         else:
             unknown.append(f)
+            stats.hits.setdefault(findings.finding_id(findings.signature(f)), "new")
     if unknown:
         raise unknown[0]
     return report

@@ -36,6 +36,9 @@ class Mismatch:
     # Where the wrong value is seen: a read's statement, or len(body) for a
     # final content (later than ``statement``, its last writer).
     seen_at: int | None = None
+    # The exception one side raised where the other ran: the finding is then
+    # an exception, not a wrong value (its symptom).
+    raised: str | None = None
 
 
 def _wrapped(count: int) -> int:

@@ -102,7 +102,8 @@ def _jit_mismatch(case, eager, jitted, note="") -> Mismatch:
                     side_by_side(case, [("results", _describe(eager), _describe(jitted))],
                                  "eager", "jax.jit"),
                     shape=(f"raised {type(jitted.error).__name__}" if jitted.error is not None
-                           else "results differ") + note)
+                           else "results differ") + note,
+                    raised=type(jitted.error).__name__ if jitted.error is not None else None)
 
 
 def jit_vs_eager(case: ir.Case, eager: paths.Outcome) -> tuple[list[Mismatch], bool]:
@@ -229,7 +230,7 @@ def vmap_vs_stack(case: ir.Case, path: str = "pallas_call") -> list[Mismatch]:
                          side_by_side(case, [("results", [_show(r) for r in one_by_one.values()],
                                               "raised")],
                                 "one by one", "vmap") + f"\n{how}",
-                         shape=f"raised {type(e).__name__}")]
+                         shape=f"raised {type(e).__name__}", raised=type(e).__name__)]
     expected = [one_by_one[at] for at in points]
     try:
         batched = [[_element(r, at, [o[j] for o in outs]) for j, r in enumerate(results)]

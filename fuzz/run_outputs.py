@@ -139,6 +139,9 @@ def page(summary: dict) -> str:
         f"<td>{html.escape(x['oracle'])}</td><td>{html.escape(x['symptom'])}</td>"
         f"<td>{html.escape(x['path'])}</td><td>{html.escape(x['message'])}</td></tr>"
         for x in f["new"] + f["seen_again"])
+    exposed = "".join(
+        f"<tr><td>{html.escape(x['id'])}</td><td>{html.escape(x['kind'])}</td>"
+        f"<td>{x['t']}</td><td>{x['case']}</td></tr>" for x in summary.get("exposure", ()))
     missed = "".join(f"<tr><td>{html.escape(rule)}</td><td>{html.escape(why)}</td></tr>"
                      for rule, why in {**cov["why_not_run"], **cov["transform_why_not_run"]}.items())
     problems = "".join(f"<li>{html.escape(m)}</li>" for m in summary["errors"] + summary["warnings"])
@@ -149,6 +152,9 @@ def page(summary: dict) -> str:
             + "".join(f"<p>{c}</p>" for c in charts)
             + ("<h2>Findings</h2><table><tr><th>id</th><th>status</th><th>oracle</th>"
                f"<th>symptom</th><th>path</th><th>message</th></tr>{found}</table>" if found else "")
+            + ("<h2>Time to exposure</h2><p>Each finding's first hit in this run, new, "
+               "filed before or known.</p><table><tr><th>finding</th><th>kind</th>"
+               f"<th>seconds</th><th>case</th></tr>{exposed}</table>" if exposed else "")
             + ("<h2>Rules not exercised</h2><table><tr><th>rule</th><th>why</th></tr>"
                f"{missed}</table>" if missed else "")
             + (f"<h2>Problems</h2><ul>{problems}</ul>" if problems else "") + "\n")

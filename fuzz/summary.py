@@ -103,6 +103,11 @@ def text(summary: dict, out_dir: str) -> str:
         sizes = collections.Counter(d["devices"] for d in died if d["devices"] is not None)
         lines.append(f"   cases with a {symptom}: {len(died)}, {sum(d['valid'] for d in died)} "
                      f"valid, on a mesh: {dict(sizes) or 'none'} (summary.json died_on)")
+    if exposure := summary.get("exposure"):
+        kinds = collections.Counter(x["kind"] for x in exposure)
+        lines.append(f"   time to exposure (summary.json exposure): {len(exposure)} findings hit "
+                     f"({', '.join(f'{n} {k}' for k, n in sorted(kinds.items()))}), first hits "
+                     f"from {exposure[0]['t']}s to {exposure[-1]['t']}s")
     if f["known"]:
         lines.append("   known findings hit (counted, not reported):")
         for kid, n in sorted(f["known"].items(), key=lambda kv: -kv[1]):

@@ -125,6 +125,9 @@ class Campaign:
         # Every case a worker died on (one finding per signature keeps only
         # the first): whether a valid program, or one on a mesh, hung.
         self.died_on: list[dict] = []
+        # Each finding's first hit (new, filed before or known): seconds into
+        # the run and the case number, the measure fuzzer benchmarks use.
+        self.exposure: dict[str, dict] = {}
         self.timeline: list[dict] = []
         self.peak_rss_mb = 0.0
         self.rss_start_mb: float | None = None
@@ -214,6 +217,8 @@ class Campaign:
             self.compared.update(ev.get("compared", {}))
             self.rules.update(ev["rules"])
             self.transform_rules.update(ev["transform_rules"])
+            for fid, kind in ev.get("hits", {}).items():
+                self._exposed(fid, kind, now, self.cases)
         elif kind == "filing":
             slot.phase, slot.phase_since = "filing", now
         elif kind == "finding":
@@ -226,6 +231,11 @@ class Campaign:
             del self.warnings[:-MAX_WARNINGS]
         elif kind == "error":
             slot.error = ev["message"]
+
+    def _exposed(self, fid: str, kind: str, now: float, case: int):
+        """The first hit of finding ``fid`` (later hits change nothing)."""
+        self.exposure.setdefault(fid, {"id": fid, "kind": kind, "t": round(now - self.start, 1),
+                                       "case": case})
 
     def _add_finding(self, finding: dict, now: float):
         finding["t"] = round(now - self.start, 1)
@@ -276,7 +286,8 @@ class Campaign:
         path = hit[0] if hit else "?"
         where = " while filing a finding" if slot.phase == "filing" else ""
         detail = f"{how}{where}"
-        crash = findings.Crash(case, path, symptom, detail)
+        crash = findings.Crash(case, path, symptom, detail,
+                               primitive=_primitive_at(case, path, stack))
         try:
             finding, new = findings.record(
                 crash, corpus_dir=self.config.corpus_dir, reports_dir=self.config.reports_dir,
@@ -288,8 +299,9 @@ class Campaign:
         self.died_on.append({"symptom": symptom, "path": path, "phase": slot.phase,
                              "valid": case.valid, "devices": case.devices,
                              "finding": finding.id, "case": serialize.to_data(case)})
+        self._exposed(finding.id, "new" if new else "filed before", now, self.cases + 1)
         self._add_finding({"id": finding.id, "signature": finding.signature, "new": new,
-                           "status": finding.status, "oracle": "crash", "primitive": "?",
+                           "status": finding.status, "oracle": "crash", "primitive": crash.primitive,
                            "symptom": symptom,
                            "path": path, "known": None, "message": detail,
                            "stack": stack[-2000:]}, now)
@@ -463,6 +475,7 @@ class Campaign:
                         for i, w in sorted(per_worker.items())},
             "restarts": dict(self.restarts),
             "died_on": self.died_on,
+            "exposure": sorted(self.exposure.values(), key=lambda x: x["t"]),
             "rss_mb": {"worker_start": self.rss_start_mb, "worker_peak": round(self.peak_rss_mb, 1),
                        "worker_last": self._last_rss(),
                        "supervisor_peak": round(_own_peak_rss_mb(), 1)},
@@ -494,6 +507,26 @@ def _coverage(prefix: str, ran: set[str], registered: set[str]) -> dict:
     return {f"{prefix}rules_run": sorted(ran), f"{prefix}rules_total": len(registered),
             f"{prefix}rules_not_run": not_run,
             f"{prefix}why_not_run": {r: why_not_run(r) for r in not_run}}
+
+
+def _primitive_at(case, path: str, stack: str) -> str:
+    """The primitive a dead worker was at, from its stack (innermost frame
+    first): a discharge rule's (``_semaphore_signal_discharge_rule``), else
+    the kernel statement's whose line ``path``'s program was running; "?"."""
+    from fuzz import compat, paths
+    rules = {str(p) for p in compat.discharge_rules()}
+    for name in re.findall(r"line \d+ in (\w+)", stack):
+        if (m := re.fullmatch(r"_?(\w+?)_(?:partial_)?discharge(?:_rule)?", name)) \
+                and m.group(1) in rules:
+            return m.group(1)
+    for line in re.findall(rf'File "<discharge-fuzz kernel {path} \d+>", line (\d+)', stack):
+        try:
+            where = paths.program(case, path)[1]
+        except ValueError:
+            return "?"
+        if (n := where.get(int(line))) is not None:
+            return case.statements[n].primitive
+    return "?"
 
 
 def _own_peak_rss_mb() -> float:

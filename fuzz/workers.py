@@ -159,7 +159,7 @@ class Worker:
                 undefined=stats.undefined, verdicts=dict(stats.verdicts),
                 meshes=dict(stats.meshes),
                 unsupported=dict(stats.unsupported),
-                compared=dict(stats.compared))
+                compared=dict(stats.compared), hits=stats.hits)
             self._new_rules = {kind: [] for kind in self._new_rules}
             self._maintain()
 

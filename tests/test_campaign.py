@@ -65,6 +65,12 @@ def test_a_planted_bug_is_found_and_filed(tmp_path, mode):
     assert int(suite.get("failures")) == len(new)
     assert "<svg" in (tmp_path / "out" / "summary.html").read_text()
     assert not list(tmp_path.glob("crash-*")), "libFuzzer kept a stop as a crash"
+    # Time to exposure: the planted bug's first hit, seconds and case number,
+    # before it was filed (minimizing and verifying come after).
+    first = {x["id"]: x for x in summary["exposure"]}[planted[0]["id"]]
+    assert first["kind"] == "new" and 1 <= first["case"] <= summary["cases"]
+    assert 0 < first["t"] <= planted[0]["t"]
+    assert "Time to exposure" in (tmp_path / "out" / "summary.html").read_text()
 
 
 def test_a_segfault_a_hang_and_a_memory_hog_become_findings_and_the_campaign_goes_on(tmp_path):
@@ -86,6 +92,7 @@ def test_a_segfault_a_hang_and_a_memory_hog_become_findings_and_the_campaign_goe
     assert sorted(d["symptom"] for d in summary["died_on"]) == ["crash", "oom", "timeout"]
     assert all(d["valid"] and serialize.from_data(d["case"]) for d in summary["died_on"])
     assert "cases with a timeout: 1, 1 valid, on a mesh: none" in done.stdout, done.stdout
+    assert {f["id"] for f in symptoms.values()} <= {x["id"] for x in summary["exposure"]}
     assert summary["stopped_by"] == "budget" and not summary["errors"]
     assert seconds < 20 + 30   # the budget, plus start-up and the grace period at most
     assert done.returncode == 1
@@ -124,6 +131,8 @@ def test_sigterm_loses_nothing_and_a_restart_resumes(tmp_path):
     assert sum(o.get("hits_of_filed", 0) for o in summary["failures_per_oracle"].values()) >= 1
     assert not found_before & {f["id"] for f in summary["findings"]["new"]}
     assert any("broken-entry.json" in w for w in summary["warnings"])
+    kinds = {x["id"]: x["kind"] for x in summary["exposure"]}
+    assert any(kinds.get(fid) == "filed before" for fid in found_before), summary["exposure"]
 
 
 def test_durations_and_bad_flags():
