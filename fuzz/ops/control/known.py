@@ -92,11 +92,11 @@ def _cond_inspecting_a_zero_size_ref(case: ir.Case, k: int) -> bool:
 
 
 def _scoped_and_outer_refs_in_wrapper(case: ir.Case, k: int) -> bool:
-    """A jit or checkpoint `Wrap` whose body uses a pl.run_scoped ref and a
-    ref from outside the scope: an operand ref, or ``dyn`` (a dynamic
-    operand, also a branch index or trip count)."""
+    """A jit, checkpoint or custom_vjp `Wrap` whose body uses a
+    pl.run_scoped ref and a ref from outside the scope: an operand ref, or
+    ``dyn`` (a dynamic operand, also a branch index or trip count)."""
     stmt = case.statements[k]
-    if not (isinstance(stmt, Wrap) and stmt.via in ("jit", "checkpoint")):
+    if not (isinstance(stmt, Wrap) and stmt.via in ("jit", "checkpoint", "custom_vjp")):
         return False
     inner = ir.flat(stmt.body)
     used = {v.ref for s in inner for v in ir.views(s)}
@@ -262,10 +262,13 @@ KNOWN_FINDINGS: tuple[KnownFinding, ...] = (
         "int32[3]'; 'Cannot signal on a non-semaphore Ref: int16[]'), and so "
         "does a semaphore op on one of its blocks (an int16 stand-in); the "
         "same pipeline inlined (without the primitive) runs",
+        # (a debug callback of the ref: 'Triggering __jax_array__() during
+        # abstractification is no longer supported')
         symptoms=_runs_or_hides(r"AttributeError: 'ShapedArray' object has no attribute "
                                 r"'inner_aval'|ValueError: `(get|swap|addupdate)` must be called "
                                 r"on `Ref` types|ValueError: Cannot (signal|wait) on a "
-                                r"non-semaphore Ref"),
+                                r"non-semaphore Ref|ValueError: Triggering __jax_array__\(\) "
+                                r"during abstractification"),
         trigger=_is(Pipeline, _uses_a_ref_it_is_not_given),
         example=ir.Case((ir.Ref("int32", (3,)), _ROWS), (Pipeline(3, (1,), (
             Get(ir.View(0, (ir.At((ir.Int(2),)),))),
@@ -411,11 +414,16 @@ KNOWN_FINDINGS: tuple[KnownFinding, ...] = (
         "interpreter's int16 stand-ins for the refs, which are not refs "
         "('ShapedArray' object has no attribute 'inner_aval', '`swap` must be "
         "called on `Ref` types: int16[]', 'Cannot signal on a non-semaphore "
-        "Ref: int16[]'); interpret=True (HLO interpreter) runs the same kernel",
+        "Ref: int16[]'; of a copy, 'DMA source/destination arguments must be "
+        "Refs', or, in a loop, \"'Fake' object has no attribute 'arg_names'\"); "
+        "interpret=True (HLO interpreter) runs the same kernel, and the TPU "
+        "interpreter runs it without the custom_vjp",
         symptoms=(("valid-runs", r"AttributeError: 'ShapedArray' object has no attribute "
                                  r"'inner_aval'|ValueError: `(get|swap|addupdate)` must be called "
                                  r"on `Ref` types: int16|ValueError: Cannot (signal|wait) on a "
-                                 r"non-semaphore Ref"),),
+                                 r"non-semaphore Ref|ValueError: DMA source/destination arguments "
+                                 r"must be Refs|AttributeError: 'Fake' object has no attribute "
+                                 r"'arg_names'"),),
         trigger=_wrapping_a_ref("custom_vjp"),
         example=_wrapped_store_example("custom_vjp"),
         paths=("tpu_interpret", "tpu_interpret_eager"),
@@ -554,6 +562,21 @@ KNOWN_FINDINGS: tuple[KnownFinding, ...] = (
             ir.View(0, (ir.At((ir.Int(1),)),))),)),), ("abstract",)),
         jax_versions=((0, 12),)),
     KnownFinding(
+        "shard-map-scan-over-ref-partial-discharge",
+        "discharging all refs but one (should_discharge), a jax.shard_map whose "
+        "function runs a lax.scan over a ref it takes (the ref as xs) fails: "
+        "'ValueError: Scan carry input and output got mismatched varying manual "
+        "axes', even with an empty scan body, for int16 and float32 refs; the full "
+        "discharge runs, and so do the scan without the shard_map and a shard_map "
+        "of a scan with no xs (30-minute campaign, seed 13)",
+        symptoms=(("partial-discharge", r"raised ValueError: Scan carry input and output got "
+                                        r"mismatched varying manual axes"),),
+        trigger=_is(Wrap, lambda w: w.via == "shard_map" and any(
+            isinstance(s, Loop) and s.xs for s in ir.flat(w.body))),
+        example=ir.Case((ir.Ref("float32", (1,)),), (Wrap("shard_map", (
+            Loop(ir.Int(1), (), "scan", xs=(0,)),)),), ("abstract",)),
+        jax_versions=((0, 12),)),
+    KnownFinding(
         "shard-map-debug-callback-of-ref-argument",
         "jax.debug.callback (or print) of a ref that a jax.shard_map function "
         "takes as an argument raises NotImplementedError: 'Closing over inputs "
@@ -579,8 +602,8 @@ KNOWN_FINDINGS: tuple[KnownFinding, ...] = (
         jax_versions=((0, 12),)),
     KnownFinding(
         "wrapper-in-run-scoped-mixing-scoped-and-outer-refs",
-        "a jax.jit or jax.checkpoint inside a pl.run_scoped body whose function "
-        "uses both the scoped ref and a ref from outside the scope (even only "
+        "a jax.jit, jax.checkpoint or jax.custom_vjp inside a pl.run_scoped body "
+        "whose function uses both the scoped ref and a ref from outside the scope (even only "
         "reading them: x = r[...]; y = d_ref[0]) cannot be discharged: "
         "run_scoped discharges its body with the outer refs kept, and the "
         "wrapper's rule discharges them anyway ('Did not ask for inval to be "

@@ -47,6 +47,9 @@ class Wrap(ControlOp):
         return {"shard_map": _NO_SHARD_MAP, "run_scoped": _NO_RUN_SCOPED}.get(
             self.via, {}).get(path)
 
+    def needs(self):
+        return ("jax.shard_map",) if self.via == "shard_map" else ()
+
     def refused_under(self, transform, path):
         # A custom rule covers only the function's explicit arguments, and
         # these close over their refs. Inside a kernel, pallas_call's own
@@ -73,10 +76,11 @@ class Wrap(ControlOp):
 
     def lines(self, e, n):
         name = f"wrap{n}"
-        # shard_map takes the refs (and dyn) as arguments; the parameters
-        # shadow the names the block uses.
-        args = ", ".join(["dyn", *(f"r{i}" for i in sorted({v.ref for v in ir.walk(
-            self.body, ir.View)}))]) if self.via == "shard_map" else ""
+        # shard_map takes the refs (and dyn) as arguments, those a loop or
+        # pipeline slices too; the parameters shadow the names the block uses.
+        used = {v.ref for v in ir.walk(self.body, ir.View)} | {
+            r for s in ir.flat(self.body) for r in s.slices()}
+        args = ", ".join(["dyn", *(f"r{i}" for i in sorted(used))]) if self.via == "shard_map" else ""
         lines = self.body_lines(e, self.body, n + 1, f"def {name}({args}):")
         call = {
             "jit": [f"jax.jit({name})()"],

@@ -8,6 +8,7 @@ from fuzz import ir
 from fuzz.ops.base import KnownFinding
 from fuzz.ops.dma import mistakes
 from fuzz.ops.dma.start import DmaStart
+from fuzz.ops.control.wrap import Wrap
 from fuzz.ops.dma.wait import DmaWait
 from fuzz.ops.semaphore.read import Read
 from fuzz.ops.semaphore.signal import Signal
@@ -156,6 +157,41 @@ KNOWN_FINDINGS = (
             *_copied(ir.View(1, (ir.Reshape((2, 1)),)), ir.View(2, (ir.Reshape((2, 1)),)),
                      ir.View(0)),), paths=("tpu_interpret",)),
         paths=("tpu_interpret", "tpu_interpret_eager")),
+    KnownFinding(
+        "tpu-interpret-race-detection-wait-for-0",
+        "with detect_races=True, the TPU interpreter fails on pl.semaphore_wait(sem, 0) "
+        "of a semaphore nothing has signaled yet: 'assert clock is not None' "
+        "(shared_memory.py, wait: the semaphore has no vector clock before its "
+        "first signal), in either DMA mode, with or without a copy in flight; "
+        "without race detection, or after a signal, the same wait passes (a "
+        "copy program of the 30-minute campaign, seed 13, under the "
+        "tpu_interpret_eager options)",
+        symptoms=(("valid-runs", r"CpuCallback error calling callback: AssertionError"),),
+        trigger=lambda case, k: isinstance(case.statements[k], Wait) and not (
+            case.statements[k].value.dynamic or case.statements[k].value.value),
+        about=("semaphore",),
+        example=ir.Case((ir.Ref("regular", ()), ir.Ref("dma", ()), _DATA, _DATA), (
+            *_copied(ir.View(2), ir.View(3), ir.View(1)), Wait(ir.View(0), ir.Int(0))),
+            paths=("tpu_interpret", "tpu_interpret_eager")),   # (the first has no race detection)
+        paths=("tpu_interpret_eager",), jax_versions=((0, 12),)),
+    KnownFinding(
+        "wrapped-dma-wait-partial-discharge",
+        "discharging all refs but one (should_discharge), a jax.jit around a "
+        "copy's wait (its semaphore an int16 ref, as interpret mode stands in "
+        "for one) raises 'Did not ask for inval to be discharged but it was': "
+        "the jit rule discharges the kept ref anyway, whatever the data dtype "
+        "and whether the copy started outside; the full discharge runs (a DMA "
+        "semaphore there is the known semaphore-inside-wrapper; 30-minute "
+        "campaign, seed 13)",
+        symptoms=(("partial-discharge", r"raised ValueError: Did not ask for inval to be "
+                                        r"discharged but it was"),),
+        trigger=lambda case, k: isinstance(w := case.statements[k], Wrap) and w.via in (
+            "jit", "checkpoint") and any(isinstance(s, DmaWait) for s in ir.flat(w.body)),
+        about=("control",),
+        example=ir.Case((ir.Ref("int16", ()), _DATA, _DATA), (
+            DmaStart(ir.View(2), ir.View(1), ir.View(0)),
+            Wrap("jit", (DmaWait(ir.View(2), ir.View(1), ir.View(0)),))), paths=("abstract",)),
+        jax_versions=((0, 12),)),
     KnownFinding(
         "tpu-interpret-dma-gather-view",
         "the TPU interpreter's dma_start callback fails with 'TypeError: Only "

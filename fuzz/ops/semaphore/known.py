@@ -269,10 +269,12 @@ KNOWN_FINDINGS: tuple[KnownFinding, ...] = (
     KnownFinding(
         "strided-slice-then-index-typedint",
         "signal/wait through a strided slice followed by an integer index "
-        "(s.at[0, ::2].at[0]) fail: 'Invalid type of idxer: TypedInt'",
+        "(s.at[0, ::2].at[0]) fail: 'Invalid type of idxer: TypedInt'; so does "
+        "a copy's DMA semaphore view of that form",
         symptoms=(("valid-runs", r"ValueError: Invalid type of idxer: TypedInt"),
                   (_INVALID, r"ValueError: Invalid type of idxer: TypedInt")),
         trigger=_strided_and_int_index,
+        about=("semaphore", "ref", "dma"),
         example=_case(ir.Ref("int16", (1, 2)), Signal(ir.View(0, (
             ir.At((ir.Int(0), ir.Slice(None, None, 2))), ir.At((ir.Int(0),)))), ir.Int(0)))),
     KnownFinding(
