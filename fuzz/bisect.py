@@ -18,16 +18,26 @@ The affected range (first bad, last good, each "regressed in" / "fixed
 in") goes into the finding's report (an *Affected releases* table), the
 index's column, and ``reports/releases.md`` (every finding by release).
 
+With ``--jax-repo PATH`` (a git checkout of JAX, tags ``jax-vX``), each
+change between two adjacent releases is narrowed to its commit, as
+ClusterFuzz narrows a revision range: the commits from the tags' merge base
+along the newer tag's first-parent line are bisected, each step running the
+reproducer against JAX's Python sources at that commit with the jaxlib of
+the older release (or, failing that, the newer). A commit neither jaxlib
+can run is skipped, as ``git bisect skip`` does.
+
 A FINDING is a report id, a report's ``.json`` or a corpus regression file.
 Exit 0 done; 2 bad usage, a bad file or release, or no environment at all.
 """
 from __future__ import annotations
 
 import concurrent.futures
+import io
 import json
 import os
 import subprocess
 import sys
+import tarfile
 import tempfile
 import time
 
@@ -60,6 +70,8 @@ def add(sub) -> None:
     b.add_argument("--setup", action="append", default=[], metavar="MODULE:FUNCTION",
                    help="call this before each reproducer, in its interpreter (a planted bug, "
                         "as the campaign's --worker-setup; MODULE found on PYTHONPATH)")
+    b.add_argument("--jax-repo", default=None, metavar="PATH",
+                   help="a git checkout of JAX: narrow each change between releases to its commit")
     b.add_argument("--corpus-dir", default="corpus", help="default: corpus")
     b.add_argument("--reports-dir", default="reports", help="default: reports")
 
@@ -85,15 +97,18 @@ def step(request: dict) -> dict:
 
 
 def _prelude(request: dict) -> str | None:
-    """Python that calls the ``--setup`` hooks in the reproducer's own
-    (isolated) interpreter, with the paths they are found on."""
-    if not request.get("setup"):
-        return None
-    lines = [f"import sys; sys.path[:0] = {request['sys_path']!r}", "import importlib"]
-    for spec in request["setup"]:
-        module, _, name = spec.partition(":")
-        lines.append(f"getattr(importlib.import_module({module!r}), {name!r})()")
-    return "\n".join(lines)
+    """Python run first in the reproducer's own (isolated) interpreter: JAX's
+    sources at a commit put first on its path, and the ``--setup`` hooks
+    called, with the paths they are found on."""
+    lines = []
+    if request.get("jax_sources"):
+        lines.append(f"import sys; sys.path.insert(0, {request['jax_sources']!r})")
+    if request.get("setup"):
+        lines += [f"import sys; sys.path[:0] = {request['sys_path']!r}", "import importlib"]
+        for spec in request["setup"]:
+            module, _, name = spec.partition(":")
+            lines.append(f"getattr(importlib.import_module({module!r}), {name!r})()")
+    return "\n".join(lines) or None
 
 
 def judge(ran: dict, request: dict) -> dict:
@@ -197,8 +212,9 @@ def _filed(path: str, corpus_dir: str, reports_dir: str) -> dict:
 # --- many releases -------------------------------------------------------------
 
 def run_step(env: releases.Environment, request: dict) -> dict:
+    where = [*filter(None, [request.get("jax_sources")]), *(request.get("sys_path") or [ROOT])]
     child_env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"),
-                 "PYTHONPATH": os.pathsep.join(request.get("sys_path") or [ROOT]),
+                 "PYTHONPATH": os.pathsep.join(where),
                  "HOME": os.environ.get("HOME", "/tmp"), "LANG": "C.UTF-8"}
     with tempfile.TemporaryDirectory(prefix="discharge-fuzz-bisect-") as tmp:
         try:
@@ -222,13 +238,14 @@ def affected(verdicts: dict[str, dict]) -> dict:
     order = releases.ordered(verdicts)
     tested = [(r, verdicts[r]["verdict"]) for r in order if verdicts[r]["verdict"] in ("bad", "good")]
     bad = [r for r, v in tested if v == "bad"]
-    changes = []
+    changes, steps = [], []
     for (r0, v0), (r1, v1) in zip(tested, tested[1:]):
         if v0 != v1:
             gap = order.index(r1) - order.index(r0) > 1
             what = "regressed" if v1 == "bad" else "fixed"
             changes.append(f"{what} in {r1}" + (f" (after {r0}; the releases between could not tell)"
                                                 if gap else ""))
+            steps.append((r0, r1))
     first_bad = bad[0] if bad else None
     last_good = next((r for r, v in reversed(tested) if v == "good"
                       and first_bad and releases.parse(r) < releases.parse(first_bad)), None)
@@ -242,11 +259,83 @@ def affected(verdicts: dict[str, dict]) -> dict:
         text = "; ".join(changes) + ("; still bad in " + tested[-1][0] if tested[-1][1] == "bad"
                                      else "")
     return {"first_bad": first_bad, "last_good": last_good, "changes": changes,
-            "newest_tested": tested[-1][0] if tested else None, "summary": text}
+            "steps": steps, "newest_tested": tested[-1][0] if tested else None, "summary": text}
+
+
+# --- down to the commit ----------------------------------------------------------
+
+def _git(repo: str, *args: str) -> str:
+    proc = subprocess.run(["git", "-C", repo, *args], capture_output=True, text=True)
+    if proc.returncode != 0:
+        why = (proc.stderr.strip().splitlines() or ["failed"])[-1]
+        raise BisectError(f"--jax-repo {repo}: git {' '.join(args)}: {why}")
+    return proc.stdout.strip()
+
+
+def commit_range(repo: str, older: str, newer: str) -> list[str]:
+    """The commits between two releases, oldest first: the merge base of
+    their tags (``jax-vX``; a release tag sits on its own branch), then the
+    newer tag's first-parent line after it, ending at the tag."""
+    a, b = (_git(repo, "rev-parse", f"jax-v{r}^{{commit}}") for r in (older, newer))
+    base = _git(repo, "merge-base", a, b)
+    return [base, *_git(repo, "rev-list", "--first-parent", "--reverse", f"{base}..{b}").split()]
+
+
+def sources(repo: str, commit: str, into: str) -> str:
+    """A directory holding JAX's Python package (``jax/``) as of ``commit``."""
+    path = os.path.join(into, commit[:12])
+    if not os.path.isdir(path):
+        archive = subprocess.run(["git", "-C", repo, "archive", commit, "jax"],
+                                 capture_output=True, check=True).stdout
+        with tarfile.open(fileobj=io.BytesIO(archive)) as tar:
+            tar.extractall(path, filter="data")
+    return path
+
+
+def bisect_commits(repo: str, request: dict, older: str, newer: str, envs: dict,
+                   say=print) -> dict:
+    """The first commit between releases ``older`` and ``newer`` whose
+    verdict is ``newer``'s: ``{"first", "last_before", "subject", "tested",
+    "skipped", "left"}`` (``left``: the commits it may still be, when the
+    ones between could not be run)."""
+    commits = commit_range(repo, older, newer)
+    jaxlibs = [envs[r] for r in (older, newer) if r in envs]
+    with tempfile.TemporaryDirectory(prefix="discharge-fuzz-jax-src-") as tmp:
+        def verdict(i):
+            src = sources(repo, commits[i], tmp)
+            for env in jaxlibs:
+                v = run_step(env, {**request, "jax_sources": src})["verdict"]
+                if v in ("bad", "good"):
+                    say(f"{v:<5} {commits[i][:12]} ({i}/{len(commits) - 1}, jaxlib {env.release})")
+                    return v
+            say(f"skip  {commits[i][:12]} ({i}/{len(commits) - 1}: neither jaxlib runs it)")
+            return None
+        before, after = verdict(0), verdict(len(commits) - 1)
+        if before is None or after is None or before == after:
+            raise BisectError(f"{request['id']}: the tags of {older} and {newer} (their merge base "
+                              f"and the newer tag) give {before} and {after}, not the releases' "
+                              "change: nothing to bisect")
+        lo, hi, tested, skipped = 0, len(commits) - 1, 2, set()
+        while hi - lo > 1:
+            mid = (lo + hi) // 2
+            for i in sorted(set(range(lo + 1, hi)) - skipped, key=lambda i: (abs(i - mid), i)):
+                v = verdict(i)
+                tested += 1
+                if v is None:
+                    skipped.add(i)
+                    continue
+                lo, hi = (i, hi) if v == before else (lo, i)
+                break
+            else:
+                break   # every commit left between them is skipped
+    first = commits[hi]
+    return {"first": first, "last_before": commits[lo],
+            "subject": _git(repo, "log", "-1", "--format=%s", first),
+            "tested": tested, "skipped": len(skipped), "left": commits[lo + 1:hi + 1]}
 
 
 def bisect(records: list[dict], wanted: list[str], *, cache=None, tool="auto", jobs=2,
-           setup=(), say=print) -> dict[str, dict]:
+           setup=(), jax_repo=None, say=print) -> dict[str, dict]:
     """``{finding id: {"releases": {release: verdict}, "affected": ...}}``."""
     envs, broken = {}, {}
     for release in wanted:
@@ -270,8 +359,24 @@ def bisect(records: list[dict], wanted: list[str], *, cache=None, tool="auto", j
             fid, release = futures[future]
             results[fid][release] = future.result()
             say(f"{results[fid][release]['verdict']:<5} {release:<9} {fid}")
-    return {fid: {"releases": {r: v[r] for r in releases.ordered(v)}, "affected": affected(v)}
+    done = {fid: {"releases": {r: v[r] for r in releases.ordered(v)}, "affected": affected(v)}
             for fid, v in results.items()}
+    for q in requests if jax_repo else ():
+        found = done[q["id"]]["affected"]
+        found["commits"] = []
+        for older, newer in found["steps"]:
+            try:
+                c = bisect_commits(jax_repo, q, older, newer, envs, say)
+            except BisectError as e:
+                found["commits"].append({"between": [older, newer], "error": str(e)})
+                continue
+            found["commits"].append({"between": [older, newer], **c})
+            found["summary"] += (f"; between {older} and {newer}: commit {c['first'][:12]} "
+                                 f"({c['subject'][:80]})" if len(c["left"]) == 1 else
+                                 f"; between {older} and {newer}: one of {len(c['left'])} commits "
+                                 f"{c['last_before'][:12]}..{c['first'][:12]} (the others could "
+                                 "not be run)")
+    return done
 
 
 def main(args) -> int:
@@ -285,8 +390,11 @@ def main(args) -> int:
         for spec in args.setup:
             if ":" not in spec.strip(":"):
                 raise BisectError(f"--setup {spec!r}: expected module:function")
+        if args.jax_repo and not os.path.isdir(os.path.join(args.jax_repo, ".git")) and \
+                not os.path.isfile(os.path.join(args.jax_repo, "HEAD")):
+            raise BisectError(f"--jax-repo {args.jax_repo}: not a git checkout")
         results = bisect(records, wanted, cache=args.cache, tool=args.env_tool, jobs=args.jobs,
-                         setup=args.setup)
+                         setup=args.setup, jax_repo=args.jax_repo)
     except (BisectError, releases.ReleaseError, corpus.CorpusError, reports.ReportError) as e:
         print(f"discharge-fuzz: error: {e}", file=sys.stderr)
         return EXIT_ERROR

@@ -7,11 +7,10 @@ suite in .ci/run: ``pytest -m slow``."""
 import json
 import os
 import subprocess
-import sys
 
 import pytest
 
-from fuzz import bisect, compat, findings, ir, oracles, releases, serialize
+from fuzz import bisect, compat, findings, ir, oracles, releases
 from fuzz.cli import main as cli
 from fuzz.ops.ref import Get
 from fuzz.ops.semaphore import Signal
@@ -97,33 +96,63 @@ REGRESSION = ir.Case((ir.Ref("int16", (2,)), ir.Ref("float32", (2,))),
 PLANT = "campaign_plants:ignore_semaphore_transforms_from_0_12"
 
 
-@pytest.mark.slow
-def test_bisect_finds_a_regression_planted_in_one_release(tmp_path, monkeypatch, capsys):
+def _filed_under_plant(tmp_path, monkeypatch, hook):
+    """REGRESSION filed as the campaign would, with ``hook``'s bug planted
+    on this JAX (verified in a fresh interpreter under the same hook); then
+    PYTHONPATH set so that `bisect --setup` finds the hook's module."""
     tests = os.path.dirname(__file__)
-    monkeypatch.syspath_prepend(tests)
-    import campaign_plants
     module, name = compat.TRANSFORM_SEMAPHORE
-    with monkeypatch.context() as m:   # file it as the campaign would, under the plant
+    with monkeypatch.context() as m:
         m.setattr(module, name, lambda value, transforms, aval: value)
         failure = oracles.check(REGRESSION).failures[0]
         finding, _ = findings.record(
             failure, corpus_dir=tmp_path / "corpus", reports_dir=tmp_path / "reports",
             minimize=False, verify_prelude=f"import sys; sys.path[:0] = {[tests, bisect.ROOT]!r}\n"
-                                           f"import campaign_plants; campaign_plants.{PLANT.split(':')[1]}()")
+                                           f"import campaign_plants; campaign_plants.{hook}()")
     assert finding.reproducer["status"] == "reproduces", finding.reproducer
     monkeypatch.setenv("PYTHONPATH", tests)
+    return finding
+
+
+def _bisected(tmp_path, finding) -> dict:
+    return json.loads((tmp_path / "reports" / f"{finding.id}.json").read_text())["releases"]
+
+
+@pytest.mark.slow
+def test_bisect_finds_a_regression_planted_in_one_release(tmp_path, monkeypatch, capsys):
+    finding = _filed_under_plant(tmp_path, monkeypatch, PLANT.split(":")[1])
     wanted = [OLDEST, "0.10.2", NEWEST]
     assert cli(["bisect", finding.id, "--releases", ",".join(wanted), "--setup", PLANT,
                 "--reports-dir", str(tmp_path / "reports"), "--jobs", "2"]) == 0
-    record = json.loads((tmp_path / "reports" / f"{finding.id}.json").read_text())
-    verdicts = {r: v["verdict"] for r, v in record["releases"]["releases"].items()}
-    assert verdicts == {OLDEST: "n/a", "0.10.2": "good", NEWEST: "bad"}, record["releases"]
-    assert "jax.ref.get" in record["releases"]["releases"][OLDEST]["detail"]
-    affected = record["releases"]["affected"]
+    found = _bisected(tmp_path, finding)
+    verdicts = {r: v["verdict"] for r, v in found["releases"].items()}
+    assert verdicts == {OLDEST: "n/a", "0.10.2": "good", NEWEST: "bad"}, found
+    assert "jax.ref.get" in found["releases"][OLDEST]["detail"]
+    affected = found["affected"]
     assert (affected["first_bad"], affected["last_good"]) == (NEWEST, "0.10.2")
     assert affected["changes"] == [f"regressed in {NEWEST}"]
     report = (tmp_path / "reports" / f"{finding.id}.md").read_text()
     assert "### Affected releases" in report and f"| {OLDEST} | n/a |" in report
     assert "regressed in" in (tmp_path / "reports" / "releases.md").read_text()
     assert f"regressed in {NEWEST}" in capsys.readouterr().out
-    assert campaign_plants   # the hook's module, importable where bisect runs it
+
+
+# A git checkout of JAX with history (tags jax-vX), for bisecting to the
+# commit; CI reaches only package registries, so it has none.
+JAX_REPO = os.environ.get("DISCHARGE_FUZZ_JAX_REPO", "/work/.mirror/jax-ml+jax/repo")
+FROM_COMMIT = "campaign_plants:ignore_semaphore_transforms_from_threefry4x32"
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(not os.path.exists(JAX_REPO), reason=(
+    f"no git checkout of JAX at {JAX_REPO} (set DISCHARGE_FUZZ_JAX_REPO to one)"))
+def test_bisect_narrows_a_planted_regression_to_its_commit(tmp_path, monkeypatch):
+    finding = _filed_under_plant(tmp_path, monkeypatch, FROM_COMMIT.split(":")[1])
+    assert cli(["bisect", finding.id, "--releases", "0.10.1,0.10.2", "--setup", FROM_COMMIT,
+                "--jax-repo", JAX_REPO, "--reports-dir", str(tmp_path / "reports")]) == 0
+    found = _bisected(tmp_path, finding)
+    assert [v["verdict"] for v in found["releases"].values()] == ["good", "bad"], found
+    (step,) = found["affected"]["commits"]
+    assert step["between"] == ["0.10.1", "0.10.2"] and step["first"].startswith("5923cd99de"), step
+    assert step["left"] == [step["first"]] and "threefry4x32" in step["subject"]
+    assert "commit 5923cd99de" in found["affected"]["summary"]
