@@ -423,6 +423,8 @@ def partial_applies(case: ir.Case) -> str | None:
     data ref undischarged, which then runs eagerly as a ``jax.new_ref``."""
     if case.devices is not None:
         return "a mesh program's discharged form runs only under its shard_map"
+    if why := compat.lacking(["jax.new_ref"]):
+        return why
     if paths.not_applicable(case, "abstract"):
         return "the abstract path cannot express the case"
     if any(r.scoped for r in case.refs):

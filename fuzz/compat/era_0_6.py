@@ -21,6 +21,7 @@ ADDED = {
     "jax.shard_map": (0, 6, 2),
     "jax.experimental.enable_x64": (0, 6, 2),
     "pltpu.reset_tpu_interpret_mode_state": (0, 7, 0),
+    "jax._src.state.types.AbstractRef(memory_space=)": (0, 7, 0),
     "jax.ref.get": (0, 7, 1),
     "jax.ref.swap": (0, 7, 1),
     "jax.ref.addupdate": (0, 7, 1),

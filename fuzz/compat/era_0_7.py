@@ -5,6 +5,7 @@ FIRST = (0, 7, 2)
 
 ADDED = {
     "pl.semaphore_wait(decrement=)": (0, 7, 2),
+    "jax._src.state.types.TransformedRef.transpose": (0, 7, 2),   # x.transpose(...) of a ref
     "jax.new_ref": (0, 7, 2),
     "jax.sharding.use_abstract_mesh": (0, 7, 2),
     "jax.sharding.AbstractDevice": (0, 7, 2),

@@ -4,9 +4,10 @@ is evaluated. No public API discharges without evaluating, so its harness
 uses JAX internals."""
 from __future__ import annotations
 
-from fuzz import blame, emit, ir, paths
+from fuzz import blame, compat, emit, ir, paths
 
 NAME, COST, EVALUATES = "abstract", 1, False
+MEMORY_SPACE = "jax._src.state.types.AbstractRef(memory_space=)"
 GRID = True   # it traces the kernel, which a grid leaves as it is
 MESH = True   # one device's kernel, traced and discharged with the mesh's axis bound
 
@@ -34,6 +35,8 @@ def discharge(closed, should_discharge=True):
     import inspect
     with core.extend_axis_env_nd(AXES):   # both retrace the kernel's axis_index
         jaxpr, consts = resolve_physical_types(closed.jaxpr, closed.consts)
+        if "consts" in inspect.signature(discharge_state).parameters:   # JAX < 0.10.2
+            return core.ClosedJaxpr(*discharge_state(jaxpr, consts, should_discharge=should_discharge))
         if hasattr(core, "ClosedJaxpr"):  # JAX < 0.12
             physical = core.ClosedJaxpr(jaxpr, consts)
         else:
@@ -52,6 +55,8 @@ def not_applicable(case: ir.Case) -> str | None:
     if not case.valid and any(r.scoped for r in case.refs):
         return ("run_scoped's discharge rule leaves scoped refs undischarged, so "
                 "a mistake on one cannot surface without evaluation")
+    if any(case.refs[i].memory_space for i in paths.kernel_refs(case)):
+        return compat.lacking([MEMORY_SPACE])   # the harness's AbstractRef(aval, space)
     return None
 
 
