@@ -89,7 +89,7 @@ def title(finding) -> str:
     primitive does, where; never its signature."""
     from fuzz import known_findings
     if finding.known and (k := known_findings.BY_ID.get(finding.known)) is not None:
-        return k.description[:1].upper() + k.description[1:]
+        return _first_clause(k.description)
     who = f"`{finding.primitive}`" if finding.primitive != "?" else "A kernel"
     where = (finding.reproducer or {}).get("path") or (finding.paths or ("?",))[0]
     if finding.oracle == "invalid-rejected":
@@ -99,6 +99,14 @@ def title(finding) -> str:
     what = _DOES.get(finding.symptom, finding.symptom).format(
         exception=finding.exception or "an error", oracle=finding.oracle)
     return f"{who} {what} on `{where}`: {finding.message[:90]}"
+
+
+def _first_clause(text: str) -> str:
+    """A description's opening, up to its first colon, semicolon or
+    parenthesis (where that leaves a sentence), for a title."""
+    cut = min((i for i in (text.find(": "), text.find("; "), text.find(" (")) if i >= 30),
+              default=len(text))
+    return text[:cut]
 
 
 def markdown(finding) -> str:
@@ -114,9 +122,9 @@ def markdown(finding) -> str:
             said=snippet.said(repro)).rstrip(), "```", ""]
     lines += ["### Description", "", summary(finding), ""]
     if repro.get("script"):
-        lines += ["The verifying reproducer (attached as the `.py` file; exits 1 while the bug "
-                  "is present, 0 once it is fixed):",
-                  "", "```python", repro["script"].rstrip(), "```", ""]
+        lines += [f"The verifying reproducer is attached: [`{finding.id}.py`]({finding.id}.py) "
+                  f"(on the `{repro.get('path')}` path; exit 1 while the bug is present, 0 once "
+                  "it is fixed).", ""]
     if repro.get("output"):
         lines += [f"Its output (actual vs expected) on JAX {finding.versions.get('jax')}:", "",
                   "```", repro["output"].rstrip(), "```", ""]
@@ -153,12 +161,15 @@ def write(reports_dir, finding) -> None:
 
 
 def affected_section(bisected: dict) -> list[str]:
-    """The report's *Affected releases* part, from `fuzz.bisect`'s result."""
+    """The report's *Affected releases* part, from `fuzz.bisect`'s result
+    (oldest release first: records keep their keys sorted as text)."""
+    from fuzz import releases
     lines = ["### Affected releases", "",
              f"{bisected['affected']['summary']} (`discharge-fuzz bisect`: the reproducer "
              "rendered and run on each release; *n/a*: the release cannot run it, "
              "never counted as good).", "", "| JAX | verdict | what happened |", "|---|---|---|"]
-    for release, v in bisected["releases"].items():
+    for release in releases.ordered(bisected["releases"]):
+        v = bisected["releases"][release]
         detail = v.get("detail", "").replace("|", "\\|").replace("\n", " ")
         lines.append(f"| {release} | {v['verdict']} | {detail} |")
     return lines + [""]
