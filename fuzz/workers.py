@@ -174,7 +174,10 @@ class Worker:
         from fuzz import compat, probes
         rules = compat.discharge_rules()
         for prim, rule in list(rules.items()):
-            rules[prim] = probes.counted(rule, functools.partial(self._ran, "rules", prim.name))
+            # A crash inside names the rule (`supervisor._primitive_at`), even
+            # when a planted wrapper kills it before JAX's own rule runs.
+            rules[prim] = probes.counted(rule, functools.partial(self._ran, "rules", prim.name),
+                                         frame=f"{prim.name}_discharge_rule")
         transforms = compat.transformation_rules()
         for name, (table, prim) in transforms.items():
             table[prim] = probes.counted(table[prim],

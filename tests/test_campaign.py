@@ -16,7 +16,8 @@ import pytest
 from hypothesis.database import DirectoryBasedExampleDatabase
 from hypothesis.internal.reflection import function_digest
 
-from fuzz import run_command, serialize
+from fuzz import ir, paths, run_command, serialize, supervisor
+from fuzz.ops.semaphore import Signal, Wait
 from fuzz.campaign import REPLAY, campaign_test
 
 TESTS = Path(__file__).parent
@@ -82,6 +83,9 @@ def test_a_segfault_a_hang_and_a_memory_hog_become_findings_and_the_campaign_goe
     symptoms = {f["symptom"]: f for f in summary["findings"]["new"]}
     assert {"crash", "timeout", "oom"} <= set(symptoms), done.stdout + done.stderr
     assert "SIGABRT" in symptoms["crash"]["message"]
+    # each names the primitive whose discharge rule it died in
+    assert [symptoms[s]["primitive"] for s in ("crash", "timeout", "oom")] == [
+        "semaphore_signal", "semaphore_wait", "get"], symptoms
     assert symptoms["crash"]["path"] in ("abstract", "run_state", "pallas_call", "tpu_interpret")
     for f in symptoms.values():  # the case it died on was saved before it ran
         regression = json.loads((tmp_path / "corpus" / "regressions" / f"{f['id']}.json").read_text())
@@ -96,6 +100,19 @@ def test_a_segfault_a_hang_and_a_memory_hog_become_findings_and_the_campaign_goe
     assert summary["stopped_by"] == "budget" and not summary["errors"]
     assert seconds < 20 + 30   # the budget, plus start-up and the grace period at most
     assert done.returncode == 1
+
+
+def test_a_dead_workers_stack_names_the_primitive_it_died_in():
+    case = ir.Case((ir.Ref("int16", ()),), (Signal(ir.View(0), ir.Int(1)),
+                                               Wait(ir.View(0), ir.Int(1))))
+    # a discharge rule's frame, innermost first (the worker names its wrappers so)
+    rule = '  File "x.py", line 3 in wrapped\n  File "y.py", line 9 in semaphore_wait_discharge_rule\n'
+    assert supervisor._primitive_at(case, "pallas_call", rule) == "semaphore_wait"
+    # else the kernel line the path's program was running
+    line = next(n for n, k in paths.program(case, "run_state")[1].items() if k == 1)
+    kernel = f'  File "<discharge-fuzz kernel run_state 7>", line {line} in kernel\n'
+    assert supervisor._primitive_at(case, "run_state", kernel) == "semaphore_wait"
+    assert supervisor._primitive_at(case, "run_state", "") == "?"
 
 
 def test_sigterm_loses_nothing_and_a_restart_resumes(tmp_path):
