@@ -179,6 +179,9 @@ class Bitcast:
 class Transpose:
     permutation: tuple[int, ...]
     tag: ClassVar[str] = "transpose"
+    # The API its source uses that not every release has (`Statement.needs`;
+    # the other transforms: every release has them).
+    needs: ClassVar[tuple[str, ...]] = ("jax._src.state.types.TransformedRef.transpose",)
 
 
 Transform = Union[At, Reshape, Bitcast, Transpose]

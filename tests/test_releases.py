@@ -19,7 +19,7 @@ OLDEST, NEWEST = releases.KNOWN[0], releases.KNOWN[-1]
 
 
 def test_every_feature_the_eras_name_is_there_exactly_when_they_say_on_this_jax():
-    wrong = {f: compat.probe(f) for f in compat.known_features() if compat.has(f) != compat.probe(f)}
+    wrong = {f: compat.probe(f) for f in compat.KNOWN_FEATURES if compat.has(f) != compat.probe(f)}
     assert not wrong, wrong
 
 
@@ -84,7 +84,7 @@ def _in(release, code):
 @pytest.mark.parametrize("release", [OLDEST, NEWEST])
 def test_the_eras_match_a_real_install(release):
     got = _in(release, "import json; from fuzz import compat; print(json.dumps("
-                       "{f: [compat.has(f), compat.probe(f)] for f in compat.known_features()}))")
+                       "{f: [compat.has(f), compat.probe(f)] for f in compat.KNOWN_FEATURES}))")
     assert {f for f, (has, probe) in got.items() if has != probe} == set(), got
     assert sum(has for has, _ in got.values()) < len(got) or release == NEWEST
 

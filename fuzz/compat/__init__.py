@@ -84,14 +84,14 @@ def features(version: tuple[int, ...] | None = None) -> dict[str, tuple[int, ...
     return found
 
 
-def known_features() -> set[str]:
-    return {f for e in ERAS for f in (*e.ADDED, *e.GONE)}
+KNOWN_FEATURES = frozenset(f for e in ERAS for f in (*e.ADDED, *e.GONE))
+FEATURES = features()   # the running release's (asked per case and path: computed once)
 
 
 def has(feature: str) -> bool:
-    if feature not in known_features():
+    if feature not in KNOWN_FEATURES:
         raise KeyError(f"unknown feature {feature!r} (fuzz/compat/era_*.py list them)")
-    return feature in features()
+    return feature in FEATURES
 
 
 def lacking(needed) -> str | None:

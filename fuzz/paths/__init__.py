@@ -117,11 +117,10 @@ def not_applicable(case: ir.Case, path: str) -> str | None:
     if why := next((why for s in case.statements if (why := s.not_applicable(path))), None):
         return why
     # Last: what no release has comes before what this one lacks.
-    transposed = any(isinstance(t, ir.Transpose) for s in case.statements for v in ir.views(s)
-                     for t in v.transforms)
     return compat.lacking([*getattr(MODULES[path], "NEEDS", ()),
                            *(f for s in case.statements for f in s.needs()),
-                           *(["jax._src.state.types.TransformedRef.transpose"] if transposed else [])])
+                           *(f for s in case.statements for v in ir.views(s)
+                             for t in v.transforms for f in getattr(t, "needs", ()))])
 
 
 # --- what every path's program shares -----------------------------------------
