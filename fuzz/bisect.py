@@ -82,7 +82,7 @@ def step(request: dict) -> dict:
     """Render ``request``'s reproducer on this interpreter's JAX and run it in
     a fresh one: ``{"verdict", "detail", "jax"}``."""
     import jax
-    from fuzz import compat, paths, render, reproducer, serialize
+    from fuzz import compat, paths, reproducer, serialize
     version = jax.__version__
     if not compat.supported(compat.jax_version()):
         return {"verdict": "n/a", "detail": f"JAX {version} is not supported", "jax": version}
@@ -90,8 +90,8 @@ def step(request: dict) -> dict:
     path = request["path"]
     if why := paths.not_applicable(case, path):
         return {"verdict": "n/a", "detail": why, "jax": version}
-    values = render.model_values(case, path) if request["values"] else None
-    text = reproducer.script(case, path, request["id"], values=values, jit=request["jit"])
+    text = reproducer.rendered(case, path, request["id"], values=request["values"],
+                               jit=request["jit"])
     ran = reproducer.check_script(text, prelude=_prelude(request))
     return {**judge(ran, request), "jax": version, "seconds": ran["seconds"]}
 
@@ -113,7 +113,8 @@ def _prelude(request: dict) -> str | None:
 
 def judge(ran: dict, request: dict) -> dict:
     """A verdict from what `reproducer.check_script` saw."""
-    died = ran["status"] == "timeout" or (ran["exit_code"] or 0) < 0
+    from fuzz import reproducer
+    died = reproducer.died(ran)
     if request["fatal"]:
         return {"verdict": "bad" if died else "good",
                 "detail": "the interpreter died or hung" if died else "it ran to its end"}
@@ -149,12 +150,14 @@ def request_of(finding: dict) -> dict:
     repro = finding.get("reproducer") or {}
     if not repro.get("path"):
         raise BisectError(f"{finding['id']}: its report has no reproducer to run")
-    from fuzz import reproducer
+    from fuzz import findings, reproducer
     how = reproducer.rendering(repro)
-    fatal = repro.get("fatal", finding.get("symptom") in ("crash", "timeout", "oom"))
+    fatal = repro.get("fatal", finding.get("symptom") in findings.CRASH_SYMPTOMS)
+    # Bad is failing as the verified reproducer did: with the error it saw
+    # (None: wrong results, no error).
     return {"id": finding["id"], "case": finding["case"], "path": repro["path"],
             "values": how["values"], "jit": how["jit"], "fatal": fatal,
-            "wanted": repro.get("wanted", repro.get("error"))}
+            "wanted": repro.get("error")}
 
 
 def resolve(names, corpus_dir: str, reports_dir: str, every: bool) -> list[dict]:

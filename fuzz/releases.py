@@ -1,7 +1,8 @@
 """JAX releases and one cached environment per release, for `fuzz.bisect`.
 
-This runs in the fuzzer's own environment and builds the others. An environment is ``<cache>/jax-<release>-py<python>``: the
-release's ``jax`` and ``jaxlib`` (and what the fuzzer's modules import),
+This runs in the fuzzer's own environment and builds the others. An
+environment is ``<cache>/jax-<release>-py<python>``: the release's ``jax``
+and ``jaxlib`` (and what the fuzzer's modules import),
 created by ``uv`` (seconds; `fuzz.bench_releases` measures it against
 ``venv`` + ``pip``), or by ``venv`` + ``pip`` where uv is missing. The
 fuzzer itself is not installed there: `fuzz.bisect` puts this checkout on
@@ -19,7 +20,6 @@ import json
 import os
 import shutil
 import subprocess
-import sys
 import time
 from dataclasses import dataclass
 
@@ -104,10 +104,6 @@ class Environment:
     def python(self) -> str:
         return os.path.join(self.root, "bin", "python")
 
-    def info(self) -> dict:
-        with open(os.path.join(self.root, READY), encoding="utf-8") as f:
-            return json.load(f)
-
 
 def requirements(release: str) -> list[str]:
     return [f"jax=={release}", f"jaxlib=={release}", *EXTRAS]
@@ -163,16 +159,3 @@ def environment(release: str, cache: str | None = None, tool: str = "auto") -> E
     shutil.rmtree(root, ignore_errors=True)
     os.replace(building, root)
     return env
-
-
-def main(argv=None) -> int:
-    """``python -m fuzz.releases [RELEASE...]``: create (or find) the
-    environments, one line each."""
-    for release in (argv if argv is not None else sys.argv[1:]) or KNOWN:
-        env = environment(release)
-        print(json.dumps(env.info()))
-    return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())

@@ -115,8 +115,7 @@ def markdown(finding) -> str:
     lines = [f"# {title(finding)}", "",
              f"<!-- discharge-fuzz finding {finding.id}; signature: {finding.signature} -->", ""]
     if finding.case is not None and repro.get("path"):
-        from fuzz import snippet
-        from fuzz import reproducer
+        from fuzz import reproducer, snippet
         lines += ["```python", snippet.snippet(
             finding.case, repro["path"], jit=reproducer.rendering(repro)["jit"],
             said=snippet.said(repro)).rstrip(), "```", ""]

@@ -40,9 +40,24 @@ def script(case: ir.Case, path: str, finding_id: str = "(unfiled)", *, values=No
 def for_failure(case: ir.Case, path: str, failure, finding_id: str = "(unfiled)") -> str:
     """The reproducer of ``failure`` on ``path``: with the model's values where
     its oracle is about wrong values, under jit where only jit shows it."""
+    return rendered(case, path, finding_id, **rendering_of(failure))
+
+
+def rendering_of(failure) -> dict:
+    return {"values": bool(failure.wrong_value), "jit": bool(failure.under_jit)}
+
+
+def rendered(case: ir.Case, path: str, finding_id: str, *, values: bool, jit: bool) -> str:
+    """The reproducer rendered as `rendering_of` says (``values``: compare
+    with the model's values), on this JAX release: `fuzz.bisect` renders a
+    filed one again on each release this way."""
     return script(case, path, finding_id,
-                  values=render.model_values(case, path) if failure.wrong_value else None,
-                  jit=failure.under_jit)
+                  values=render.model_values(case, path) if values else None, jit=jit)
+
+
+def died(result: dict) -> bool:
+    """Whether `check_script`'s interpreter hung or was killed by a signal."""
+    return result["status"] == "timeout" or (result["exit_code"] or 0) < 0
 
 
 def check_script(text: str, *, prelude: str | None = None, timeout: float = TIMEOUT_S) -> dict:
@@ -119,12 +134,11 @@ def best(case: ir.Case, affected, failure, *, verify: bool = True,
     candidates = candidate_paths(case, affected)
     if not candidates:
         return {"path": None, "script": None, "status": "no renderable path"}
-    # How it was rendered and what reproducing means, so that another JAX
-    # release renders and judges the same reproducer (fuzz/bisect.py).
     wanted = type(failure.error).__name__ if (
         failure.error is not None and failure.error_is_the_symptom) else None
-    how = {"render": {"values": bool(failure.wrong_value), "jit": bool(failure.under_jit)},
-           "wanted": wanted, "fatal": bool(failure.fatal)}
+    # How it was rendered, so that another JAX release renders and judges
+    # the same reproducer (fuzz/bisect.py: against the error it saw here).
+    how = {"render": rendering_of(failure), "fatal": bool(failure.fatal)}
     if not verify:
         return {"path": candidates[0], "status": "not verified", **how,
                 "script": for_failure(case, candidates[0], failure, finding_id)}
@@ -133,8 +147,7 @@ def best(case: ir.Case, affected, failure, *, verify: bool = True,
         text = for_failure(case, path, failure, finding_id)
         result = {"path": path, "script": text, **how, **check_script(text, prelude=prelude)}
         if failure.fatal:  # the interpreter dying or hanging is the bug
-            died = result["status"] == "timeout" or (result["exit_code"] or 0) < 0
-            result["status"] = "reproduces" if died else "does not reproduce"
+            result["status"] = "reproduces" if died(result) else "does not reproduce"
         elif result["status"] == "reproduces" and wanted is not None and result["error"] != wanted:
             result["status"] = "does not reproduce"  # fails, but not the same way
         if result["status"] == "reproduces":

@@ -25,11 +25,12 @@ _DOCSTRING = re.compile(r'^\s*"""[^"]*"""\s*$')
 _FORWARD = re.compile(r"def (\w+)\(([^)]*)\):\n    kernel\(\2, \)\n")
 # ``function()`` (the program and its arguments) and ``run()``, at the top level.
 _FUNCTION = re.compile(r"def function\(\):\n((?:    .*\n|\n)*?)    return (.*)\n")
-_RUN = {"def run():\n    f, args = function()\n    return f(*args)": "{f}{args}",
-        "def run():\n    f, args = function()\n    return jax.jit(f)(*args)  # the bug shows under jit only":
-        "jax.jit({f}){args}"}
-_IMPORTS = {"import numpy as np": r"\bnp\.", "from jax.experimental.pallas import tpu as pltpu": r"\bpltpu\.",
-            "from jax.experimental.pallas import triton as plgpu": r"\bplgpu\.", "import json": r"\bjson\."}
+# (the paths' own run(), as `fuzz.paths.program` writes it, and the call it becomes)
+_RUN = {paths.RUN.strip(): "{f}{args}", paths.RUN_JIT.strip(): "jax.jit({f}){args}"}
+_IMPORTS = {"import numpy as np": r"\bnp\.",
+            "from jax.experimental.pallas import tpu as pltpu": r"\bpltpu\.",
+            "from jax.experimental.pallas import triton as plgpu": r"\bplgpu\.",
+            "import json": r"\bjson\."}
 WIDTH = 100
 
 

@@ -27,8 +27,6 @@ PARAMS = 'dma_execution_mode="eager", uninitialized_memory="zero", detect_races=
 def not_applicable(case: ir.Case) -> str | None:
     if not any(s.family == "dma" for s in case.statements):
         return "no copy: no interpreter option changes what this program does"
-    if not compat.has_interpret_option("dma_execution_mode"):
-        return "this JAX release's InterpretParams has no dma_execution_mode"
     return tpu_interpret.not_applicable(case)
 
 
