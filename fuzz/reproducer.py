@@ -119,7 +119,8 @@ def candidate_paths(case: ir.Case, affected) -> list[str]:
     other the bug was seen on (``tpu_interpret_eager``: only its options may
     show it), then ``abstract``."""
     public = PREFERENCE[:-1]
-    ordered = ([p for p in public if p in affected] + [p for p in affected if p not in PREFERENCE]
+    ordered = ([p for p in public if p in affected]
+               + [p for p in affected if p in paths.MODULES and p not in PREFERENCE]
                + [p for p in public if p not in affected] + ["abstract"])
     return [p for p in ordered if not paths.not_applicable(case, p)]
 

@@ -68,3 +68,16 @@ def test_expected_values_are_checked_when_given():
 def test_abstract_reproducer_says_it_uses_internals():
     text = reproducer.script(HAND_WRITTEN_TRIGGER, "abstract")
     assert "JAX\n# internals" in text and "jax._src" in text
+
+
+def test_a_reproducer_tries_the_path_the_bug_was_seen_on_and_skips_an_unknown_one():
+    from fuzz.ops.dma import DmaStart, DmaWait
+    data = ir.Ref("float32", (2,))
+    copy = ir.Case((ir.Ref("dma", ()), data, data), (DmaStart(ir.View(1), ir.View(2), ir.View(0)),
+                                                     DmaWait(ir.View(1), ir.View(2), ir.View(0))))
+    # only tpu_interpret_eager's options show some bugs: it is tried before
+    # the public paths the bug was not seen on
+    order = reproducer.candidate_paths(copy, ["tpu_interpret_eager"])
+    assert order[0] == "tpu_interpret_eager" and "pallas_call" in order
+    # a dead worker whose stack named no path ("?") still gets a reproducer
+    assert reproducer.candidate_paths(copy, ["?"])[0] == "pallas_call"
