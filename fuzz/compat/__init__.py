@@ -138,16 +138,37 @@ def enable_x64(flag: bool):
     return getattr(obj, name[-1])(flag)
 
 
+def reset_tpu_interpret() -> None:
+    """Reset the TPU interpreter's shared state after a kernel that failed
+    (it keeps it, for debugging): pltpu.reset_tpu_interpret_mode_state from
+    0.7.0; before, what that does, on the interpreter module's globals."""
+    from jax.experimental.pallas import tpu as pltpu
+    if has("pltpu.reset_tpu_interpret_mode_state"):
+        pltpu.reset_tpu_interpret_mode_state()
+        return
+    from jax._src.pallas.mosaic import interpret
+    with interpret._shared_memory_init_lock:
+        interpret._shared_memory = None
+        interpret.races = None
+
+
 def discharge_rules() -> dict:
     """JAX's registry primitive -> discharge rule (read at call time by JAX)."""
     return state_discharge._discharge_rules
 
 
+# Primitives an older release names otherwise: jax.jit bound "pjit" up to 0.6.x.
+_OLD_NAMES = {"jit": "pjit"}
+
+
 @functools.cache
 def has_discharge_rule(primitive: str) -> bool:
     """Whether this release registers a discharge rule for the primitive
-    named ``primitive`` (custom_vmap_call has none before 0.12)."""
-    return any(str(p) == primitive for p in discharge_rules())
+    named ``primitive`` (custom_vmap_call has none before 0.12), full or
+    partial (cond, scan, while and run_scoped's are partial before 0.8)."""
+    names = {primitive, _OLD_NAMES.get(primitive)}
+    rules = [*discharge_rules(), *getattr(state_discharge, "_partial_discharge_rules", {})]
+    return any(str(p) in names for p in rules)
 
 
 # Where JAX looks up a primitive's transformation rules when it traces, by

@@ -7,6 +7,8 @@ never happens. A cheap path to compare them with. Only data programs:
 semaphores exist only in kernels."""
 from __future__ import annotations
 
+import jax
+
 from fuzz import compat, ir
 from fuzz.paths import jax_refs
 
@@ -26,7 +28,7 @@ def not_applicable(case: ir.Case) -> str | None:
     if any(isinstance(t, (ir.Reshape, ir.Transpose, ir.Bitcast)) for t in transforms):
         return "an eager jax.Ref has no .reshape / .transpose / .bitcast"
     if compat.jax_version()[:2] < (0, 12) and any(isinstance(t, ir.At) for t in transforms):
-        return "JAX 0.10's eager jax.Ref has no .at[] (a bare NotImplementedError)"
+        return f"JAX {jax.__version__}'s eager jax.Ref has no .at[] (a bare NotImplementedError)"
     return None
 
 

@@ -18,7 +18,6 @@ from fuzz import compat, ir, paths
 from fuzz.paths import pallas_call, tpu_interpret
 
 NAME, COST, EVALUATES = "tpu_interpret_eager", 5, True
-NEEDS = tpu_interpret.NEEDS
 GRID = MESH = True
 VARIANT_OF = "tpu_interpret"   # the same interpreter: its refusals and known bugs are that one's
 PARAMS = 'dma_execution_mode="eager", uninitialized_memory="zero", detect_races=True'

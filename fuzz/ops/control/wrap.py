@@ -119,6 +119,8 @@ class Wrap(ControlOp):
         # A wrapper this release cannot discharge (custom_vmap before 0.12:
         # "No state discharge rule implemented") is not drawn.
         vias = tuple(v for v, p in PRIMITIVES.items() if compat.has_discharge_rule(p))
+        if not vias:
+            return None
         return st.builds(lambda via, b: (via, b[0]), st.sampled_from(vias),
                          blocks(block, body, 1)).filter(
             lambda drawn: not (drawn[0] == "shard_map" and _maps_inside(drawn[1]))).map(
