@@ -58,6 +58,10 @@ def add(sub) -> None:
     which.add_argument("findings", nargs="*", default=[], metavar="FINDING",
                        help="a report id, a report .json or a corpus regression file")
     which.add_argument("--all", action="store_true", help="every regression in the corpus")
+    which.add_argument("--suppressions", nargs="?", const="all", default=None, metavar="IDS",
+                       help="measure which releases each known finding and unsupported entry "
+                            "(comma-separated ids; default all) is seen on, and rewrite "
+                            "fuzz/seen_on.json")
     b.add_argument("--releases", default=None,
                    help="comma-separated JAX releases (default: every one since "
                         f"{releases.KNOWN[0]}: {releases.KNOWN[0]} to {releases.KNOWN[-1]})")
@@ -86,6 +90,10 @@ def step(request: dict) -> dict:
     version = jax.__version__
     if not compat.supported(compat.jax_version()):
         return {"verdict": "n/a", "detail": f"JAX {version} is not supported", "jax": version}
+    if "suppressions" in request:
+        from fuzz import seen_on
+        return {"seen_on": seen_on.judge(request["suppressions"], request.get("suppressing")),
+                "jax": version}
     case = serialize.from_data(request["case"])
     path = request["path"]
     if why := paths.not_applicable(case, path):
@@ -214,7 +222,7 @@ def _filed(path: str, corpus_dir: str, reports_dir: str) -> dict:
 
 # --- many releases -------------------------------------------------------------
 
-def run_step(env: releases.Environment, request: dict) -> dict:
+def run_step(env: releases.Environment, request: dict, timeout=STEP_TIMEOUT_S) -> dict:
     where = [*filter(None, [request.get("jax_sources")]), *(request.get("sys_path") or [ROOT])]
     child_env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"),
                  "PYTHONPATH": os.pathsep.join(where),
@@ -223,16 +231,17 @@ def run_step(env: releases.Environment, request: dict) -> dict:
         try:
             proc = subprocess.run([env.python, "-m", "fuzz.bisect", "--step"], cwd=tmp,
                                   env=child_env, input=json.dumps(request), text=True,
-                                  capture_output=True, timeout=STEP_TIMEOUT_S)
+                                  capture_output=True, timeout=timeout)
         except subprocess.TimeoutExpired:
-            return {"verdict": "bad" if request["fatal"] else "other",
-                    "detail": f"no answer in {STEP_TIMEOUT_S} s"}
+            return {"verdict": "bad" if request.get("fatal") else "other",
+                    "detail": f"no answer in {timeout} s"}
     lines = proc.stdout.strip().splitlines()
     try:
         return json.loads(lines[-1])
     except (IndexError, json.JSONDecodeError):
         last = (proc.stderr.strip().splitlines() or ["no output"])[-1]
-        return {"verdict": "n/a", "detail": f"the fuzzer did not run on it: {last[:200]}"}
+        return {"verdict": "n/a", "detail": f"the fuzzer did not run on it: {last[:200]}",
+                "died": last[:200]}
 
 
 def affected(verdicts: dict[str, dict]) -> dict:
@@ -337,9 +346,8 @@ def bisect_commits(repo: str, request: dict, older: str, newer: str, envs: dict,
             "tested": tested, "skipped": len(skipped), "left": commits[lo + 1:hi + 1]}
 
 
-def bisect(records: list[dict], wanted: list[str], *, cache=None, tool="auto", jobs=2,
-           setup=(), jax_repo=None, say=print) -> dict[str, dict]:
-    """``{finding id: {"releases": {release: verdict}, "affected": ...}}``."""
+def environments(wanted: list[str], cache, tool, say) -> tuple[dict, dict]:
+    """``({release: environment}, {release: why none})``; BisectError if none."""
     envs, broken = {}, {}
     for release in wanted:
         start = time.perf_counter()
@@ -351,6 +359,13 @@ def bisect(records: list[dict], wanted: list[str], *, cache=None, tool="auto", j
             say(f"env  {release:<9} n/a: {e}")
     if not envs:
         raise BisectError("no release environment could be made: " + "; ".join(broken.values()))
+    return envs, broken
+
+
+def bisect(records: list[dict], wanted: list[str], *, cache=None, tool="auto", jobs=2,
+           setup=(), jax_repo=None, say=print) -> dict[str, dict]:
+    """``{finding id: {"releases": {release: verdict}, "affected": ...}}``."""
+    envs, broken = environments(wanted, cache, tool, say)
     sys_path = [ROOT, *filter(None, os.environ.get("PYTHONPATH", "").split(os.pathsep))]
     requests = [{**request_of(r), "setup": list(setup), "sys_path": [os.path.abspath(p) for p in sys_path]}
                 for r in records]
@@ -382,6 +397,100 @@ def bisect(records: list[dict], wanted: list[str], *, cache=None, tool="auto", j
     return done
 
 
+SUPPRESSION_S = 15   # one entry's example, up to three times over (about 1 s each)
+
+
+def measure_suppressions(ids, wanted: list[str], *, cache=None, tool="auto", jobs=2,
+                         say=print) -> dict:
+    """``{kind: {id: {release: verdict}}}`` for the entries ``ids`` (None:
+    all) on each release in ``wanted``: `fuzz.seen_on.judge` run inside each
+    release's environment. A run that dies is run again in halves, so one
+    example cannot cost the others their verdicts."""
+    from fuzz import seen_on
+    envs, broken = environments(wanted, cache, tool, say)
+    every = _suppression_ids()
+    ids = sorted(every) if ids is None else ids
+    found = {kind: {i: {} for i in ids if every[i] == kind} for kind in seen_on.KINDS}
+    for release, why in broken.items():
+        for i in ids:
+            found[every[i]][i][release] = f"n/a: {why}"
+
+    def judged(release, batch, suppressing):
+        """The verdicts of ``batch`` on ``release``; a run that dies is split
+        in halves, down to the entry whose example kills the process (that
+        example fails, though not as its entry says: other)."""
+        answer = run_step(envs[release], {"suppressions": batch, "suppressing": suppressing},
+                          SUPPRESSION_S * len(batch) + STEP_TIMEOUT_S)
+        if "seen_on" in answer:
+            return {i: v for kind in seen_on.KINDS for i, v in answer["seen_on"][kind].items()}
+        if len(batch) == 1:
+            why = answer.get("died") and f"the process died: {answer['died']}"
+            return {batch[0]: f"other: {why or answer['detail']}"}
+        say(f"     {release:<9} died on {len(batch)} entries: again, in halves")
+        half = len(batch) // 2
+        return {**judged(release, batch[:half], suppressing),
+                **judged(release, batch[half:], suppressing)}
+
+    def one_release(release):
+        """Every entry judged with the bad ones suppressing (as the suite runs
+        them), from all, until that set stops changing; the entries not
+        measured now suppress where the table says they are bad."""
+        others = sorted(i for i in every if i not in ids and seen_on.TABLE[every[i]].get(
+            i, {}).get(release, "bad") == "bad")
+        verdicts, suppressing = {}, sorted([*others, *ids])
+        for _ in range(4):
+            alive = [i for i in ids if "process died" not in verdicts.get(i, "")]
+            verdicts.update(judged(release, alive, suppressing))
+            now = sorted([*others, *(i for i, v in verdicts.items() if v == "bad")])
+            if now == suppressing:
+                break
+            suppressing = now
+        return verdicts
+
+    with concurrent.futures.ThreadPoolExecutor(max(1, jobs)) as pool:
+        futures = {pool.submit(one_release, r): r for r in envs}
+        for future in concurrent.futures.as_completed(futures):
+            release, seen = futures[future], future.result()
+            for i, v in seen.items():
+                found[every[i]][i][release] = v
+            bad = sum(v == "bad" for v in seen.values())
+            say(f"done {release:<9} {bad} of {len(ids)} entries seen")
+    return found
+
+
+def _suppression_ids() -> dict[str, str]:
+    """Every suppression's id -> its kind."""
+    from fuzz import known_findings, unsupported
+    return {**{k.id: "known" for k in known_findings.ALL_KNOWN},
+            **{e.id: "unsupported" for e in unsupported.TABLE}}
+
+
+def suppressions_main(args, wanted: list[str]) -> int:
+    """``bisect --suppressions``: measure, say what changed, rewrite the table."""
+    from fuzz import seen_on
+    every = _suppression_ids()
+    ids = None if args.suppressions == "all" else [i.strip() for i in args.suppressions.split(",")]
+    for i in ids or ():
+        if i not in every:
+            raise BisectError(f"--suppressions: no known finding or unsupported entry {i!r}")
+    found = measure_suppressions(ids, wanted, cache=args.cache, tool=args.env_tool,
+                                 jobs=args.jobs)
+    table = seen_on.load()
+    for kind in seen_on.KINDS:
+        for i, seen in sorted(found[kind].items()):
+            before = table[kind].setdefault(i, {})
+            changed = [f"{r}: {before.get(r, 'unmeasured')} -> {v}" for r, v in seen.items()
+                       if before.get(r) != v]
+            before.update(seen)
+            span = affected({r: {"verdict": v.split(":")[0]} for r, v in before.items()})
+            print(f"{i}: {span['summary']}")
+            for line in changed:
+                print(f"    {line}")
+    seen_on.save(table)
+    print(f"wrote {seen_on.FILE}")
+    return 0
+
+
 def main(args) -> int:
     from fuzz import corpus, reports
     from fuzz.cli import EXIT_ERROR
@@ -389,6 +498,8 @@ def main(args) -> int:
         wanted = releases.ordered(args.releases.split(",") if args.releases else releases.KNOWN)
         if args.jobs < 1:
             raise BisectError("--jobs must be >= 1")
+        if args.suppressions:
+            return suppressions_main(args, wanted)
         records = resolve(args.findings, args.corpus_dir, args.reports_dir, args.all)
         for spec in args.setup:
             if ":" not in spec.strip(":"):

@@ -18,13 +18,14 @@ from __future__ import annotations
 
 import re
 
-from fuzz import compat, ir, ops
+from fuzz import ir, ops, seen_on
 from fuzz.ops import KnownFinding
 
 # Each family lists its own entries (fuzz/ops/<family>/known.py).
 ALL_KNOWN: tuple[KnownFinding, ...] = ops.known_findings()
-# The entries seen on the running JAX release.
-KNOWN = tuple(k for k in ALL_KNOWN if compat.jax_version()[:2] in k.jax_versions)
+# The entries whose examples show them on the running JAX release (measured
+# on every release: fuzz/seen_on.py).
+KNOWN = seen_on.only_seen("known", ALL_KNOWN)
 BY_ID = {k.id: k for k in ALL_KNOWN}
 # The control family's entries are about control statements, the others'
 # about the statements over views (an entry of one of those may be about a

@@ -4,8 +4,9 @@ from "broken".
 A valid program that a path refuses as an entry of `TABLE` lists is recorded
 as unsupported, not as a finding. Only listed refusals are tolerated: any
 other NotImplementedError or "not supported" on a valid program is a finding
-(symptom ``unsupported``; `says_unsupported` tells that symptom apart). Each
-entry names the JAX releases it was seen on;
+(symptom ``unsupported``; `says_unsupported` tells that symptom apart). An
+entry tolerates a refusal only on the releases its example is refused on
+(measured on every release: fuzz/seen_on.py);
 tests/test_differential.py::test_each_unsupported_entry_is_still_unsupported
 replays each entry's example, so a JAX release that adds support fails that
 test and the entry must go, and tests/test_suppressions.py plants another bug
@@ -16,7 +17,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from fuzz import compat, ir
+from fuzz import ir, seen_on
 from fuzz.ops.dma import DmaStart, DmaWait
 from fuzz.ops.ref import AddUpdate, MaskedLoad, Swap
 from fuzz.ops.ref.common import Iota, Mask
@@ -35,7 +36,6 @@ class Unsupported:
     match: str          # regex on "ExceptionType: first line"
     description: str
     example: ir.Case
-    jax_versions: tuple[tuple[int, int], ...] = ((0, 12),)
 
 
 _S = ir.Ref("regular", (2,))
@@ -55,13 +55,12 @@ TABLE: tuple[Unsupported, ...] = (
         "tpu-interpret-semaphore-read", "tpu_interpret",
         r"MLIR translation rule for primitive 'semaphore_read' not found for platform cpu",
         "the TPU interpreter has no CPU rule for semaphore_read",
-        _case(_S, Read(_AT1), paths=("tpu_interpret",)), ((0, 10), (0, 12))),
+        _case(_S, Read(_AT1), paths=("tpu_interpret",))),
     Unsupported(
         "tpu-interpret-nondecrementing-wait", "tpu_interpret",
         r"NotImplementedError: Non-decrementing wait is not supported",
         "the TPU interpreter refuses semaphore_wait(decrement=False)",
-        _case(_S, Wait(_AT1, ir.Int(0), decrement=False), paths=("tpu_interpret",)),
-        ((0, 10), (0, 12))),
+        _case(_S, Wait(_AT1, ir.Int(0), decrement=False), paths=("tpu_interpret",))),
     *(Unsupported(
         f"transpose-not-dischargeable-{path}", path,
         _TRANSPOSE,
@@ -70,8 +69,7 @@ TABLE: tuple[Unsupported, ...] = (
         _case(ir.Ref("regular" if path == "tpu_interpret" else "int16", (2, 2)),
               Signal(ir.View(0, (ir.Transpose((1, 0)), ir.At((ir.Int(0), ir.Int(1))))),
                         ir.Int(1)),
-              paths=(path,)),
-        ((0, 10), (0, 12))) for path in ("abstract", "run_state", "pallas_call", "tpu_interpret")),
+              paths=(path,))) for path in ("abstract", "run_state", "pallas_call", "tpu_interpret")),
     # Refs under jit hold data only: a store through a transposed view.
     *(Unsupported(
         f"transpose-not-dischargeable-{path}", path,
@@ -80,14 +78,14 @@ TABLE: tuple[Unsupported, ...] = (
         "store through it",
         ir.Case((ir.Ref("int32", (2, 3)),),
                 (Swap(ir.View(0, (ir.Transpose((1, 0)),)), Iota("int32", (3, 2))),),
-                (path,)), ((0, 10), (0, 12))) for path in ("jax_refs", "nested", "mesh_kernel")),
+                (path,))) for path in ("jax_refs", "nested", "mesh_kernel")),
     *(Unsupported(
         f"addupdate-through-transpose-{path}", path,
         r"NotImplementedError: Unsupported transform for `addupdate`: TransposeTransform",
         "addupdate's discharge takes indexers and reshapes only, not a transposed view",
         ir.Case((ir.Ref("int32", (2, 3)),),
                 (AddUpdate(ir.View(0, (ir.Transpose((1, 0)),)), Iota("int32", (3, 2))),),
-                (path,)), ((0, 12),))   # 0.10 crashes instead: AttributeError
+                (path,)))   # 0.10 crashes instead: AttributeError
       for path in ("abstract", "run_state", "jax_refs", "nested", "pallas_call", "mesh_kernel")),
     # JAX 0.10 discharged no reshaped or bitcast view and only one indexer per view
     # (mesh_kernel does not run there: 0.10 has no pltpu.TensorCoreMesh).
@@ -95,8 +93,7 @@ TABLE: tuple[Unsupported, ...] = (
         f"{name}-not-dischargeable-{path}", path,
         rf"NotImplementedError: Unsupported transform: {name.capitalize()}Transform",
         f"JAX 0.10's discharge has no rule for a {name} view",
-        ir.Case((ir.Ref("int32", (2, 2)),), (Swap(ir.View(0, (transform,)), value),), (path,)),
-        ((0, 10),))
+        ir.Case((ir.Ref("int32", (2, 2)),), (Swap(ir.View(0, (transform,)), value),), (path,)))
       for name, transform, value in (("reshape", ir.Reshape((4,)), Iota("int32", (4,))),
                                      ("bitcast", ir.Bitcast("float32"), Iota("float32", (2, 2))))
       for path in ("abstract", "run_state", "jax_refs", "nested", "pallas_call")),
@@ -105,8 +102,7 @@ TABLE: tuple[Unsupported, ...] = (
         r"NotImplementedError: Only single indexer is supported",
         "JAX 0.10's discharge takes one indexer per view (x.at[i].at[j] is refused)",
         ir.Case((ir.Ref("int32", (2, 2)),), (AddUpdate(ir.View(0, (
-            ir.At((ir.Int(0),)), ir.At((ir.Int(1),)))), Iota("int32", ())),), (path,)),
-        ((0, 10),)) for path in ("abstract", "run_state", "jax_refs", "nested", "pallas_call")),
+            ir.At((ir.Int(0),)), ir.At((ir.Int(1),)))), Iota("int32", ())),), (path,))) for path in ("abstract", "run_state", "jax_refs", "nested", "pallas_call")),
     # dma_start_discharge_rule raises before it looks at what is discharged.
     *(Unsupported(
         f"dma-add-not-dischargeable-{path}", path,
@@ -117,7 +113,7 @@ TABLE: tuple[Unsupported, ...] = (
         ir.Case((ir.Ref("int16" if path == "run_state" else "dma", ()), ir.Ref("float32", (2,)),
                  ir.Ref("float32", (2,))),
                 (DmaStart(ir.View(1), ir.View(2), ir.View(0), add=True),
-                 DmaWait(ir.View(1), ir.View(2), ir.View(0))), (path,)), ((0, 10), (0, 12)))
+                 DmaWait(ir.View(1), ir.View(2), ir.View(0))), (path,)))
       for path in ("abstract", "run_state", "pallas_call")),
     Unsupported(
         "remote-signal-not-dischargeable-pallas_call", "pallas_call",
@@ -133,16 +129,18 @@ TABLE: tuple[Unsupported, ...] = (
         "the TPU interpreter refuses an integer-array index in a kernel load or store, "
         "as Mosaic does",
         ir.Case((ir.Ref("int32", (2,)),), (Swap(ir.View(0, (
-            ir.At((ir.IntArray((1,), True),)),)), Iota("int32", (1,))),), ("tpu_interpret",)),
-        ((0, 12),)),
+            ir.At((ir.IntArray((1,), True),)),)), Iota("int32", (1,))),), ("tpu_interpret",))),
     Unsupported(
         "tpu-interpret-masked-load", "tpu_interpret",
         r"NotImplementedError: masked load_p",
         "the TPU interpreter refuses a load with a mask, as Mosaic does",
         ir.Case((ir.Ref("int32", (2,)),), (
             MaskedLoad(ir.View(0), Mask((2,), 2), Iota("int32", (2,))),
-            Swap(ir.View(0), ir.Result(0))), ("tpu_interpret",)), ((0, 10), (0, 12))),
+            Swap(ir.View(0), ir.Result(0))), ("tpu_interpret",))),
 )
+
+# The entries the running JAX release refuses as they say.
+CURRENT = seen_on.only_seen("unsupported", TABLE)
 
 
 def says_unsupported(text: str) -> bool:
@@ -153,13 +151,8 @@ def classify(path: str, text: str) -> Unsupported | None:
     """The table entry for error ``text`` ("Type: first line") on ``path``
     (or on the path it is a variant of: the same implementation, other options)."""
     from fuzz.paths import variant_of
-    for entry in TABLE:
+    for entry in CURRENT:
         if entry.path == variant_of(path) and re.search(entry.match, text):
             return entry
     return None
 
-
-def current() -> tuple[Unsupported, ...]:
-    """Entries seen on the running JAX release."""
-    v = compat.jax_version()[:2]
-    return tuple(e for e in TABLE if v in e.jax_versions)

@@ -3,6 +3,7 @@ which Hypothesis finds the failure it causes, then the IR reduction a
 finding gets, which shrinks it."""
 import re
 
+import jax
 import pytest
 from hypothesis import HealthCheck, Phase, given, seed, settings
 
@@ -10,9 +11,24 @@ from fuzz import compat, findings, known_findings, minimize, oracles
 
 # The eager path (jax.new_ref programs run op by op) takes views with .at[]
 # from JAX 0.12 on (fuzz/paths/eager.py says why not before): tests built on
-# it have nothing to run on 0.10.
+# it have nothing to run before.
 needs_eager_at = pytest.mark.skipif(
-    compat.jax_version()[:2] < (0, 12), reason="JAX 0.10's eager jax.Ref has no .at[]")
+    compat.jax_version()[:2] < (0, 12), reason=f"JAX {jax.__version__}'s eager jax.Ref has no .at[]")
+
+
+def needs(*features):
+    """Skip where the running JAX lacks one of ``features`` (`fuzz.compat`'s
+    names), saying which: the test's subject is not there to test."""
+    why = compat.lacking(features)
+    return pytest.mark.skipif(why is not None, reason=why or "")
+
+
+def needs_rule(*primitives):
+    """Skip where the running JAX registers no discharge rule (full or
+    partial) for one of ``primitives``."""
+    missing = [p for p in primitives if not compat.has_discharge_rule(p)]
+    return pytest.mark.skipif(bool(missing), reason=(
+        f"JAX {jax.__version__} has no discharge rule for {', '.join(missing)}"))
 
 
 def rule_returning(prim, change):

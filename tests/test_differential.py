@@ -120,7 +120,7 @@ def test_path_vs_path_catches_one_interpreter_going_wrong(plant):
     assert "run_state/pallas_call" in str(f)
 
 
-@pytest.mark.parametrize("entry", unsupported.current(), ids=lambda e: e.id)
+@pytest.mark.parametrize("entry", unsupported.CURRENT, ids=lambda e: e.id)
 def test_each_unsupported_entry_is_still_unsupported(entry):
     """A JAX release that adds support fails here: drop the entry."""
     report = oracles.check(entry.example)

@@ -10,7 +10,8 @@ import subprocess
 
 import pytest
 
-from fuzz import bisect, compat, findings, ir, oracles, releases
+from fuzz import bisect, compat, findings, ir, known_findings, oracles, releases, seen_on
+from fuzz import unsupported
 from fuzz.cli import main as cli
 from fuzz.ops.ref import Get
 from fuzz.ops.semaphore import Signal
@@ -70,6 +71,63 @@ def test_a_verdict_needs_the_same_failure_as_the_verified_reproducer():
     assert bisect.judge(broken, by_error)["verdict"] == "n/a"
 
 
+# --- which releases each suppression is seen on ----------------------------------
+
+def test_every_suppression_is_measured_on_every_release():
+    every = bisect._suppression_ids()
+    table = seen_on.load()
+    missing = sorted({i for i, kind in every.items() for r in releases.KNOWN
+                      if r not in table[kind].get(i, {})})
+    stale = sorted(i for kind in seen_on.KINDS for i in table[kind] if every.get(i) != kind)
+    assert not missing, ("measure them: discharge-fuzz bisect --suppressions "
+                         + ",".join(missing))
+    assert not stale, f"{seen_on.FILE} lists entries that are gone: {stale}"
+    cells = {v.split(":")[0] for kind in seen_on.KINDS for seen in table[kind].values()
+             for v in seen.values()}
+    assert cells <= set(bisect.VERDICTS), cells
+
+
+def test_a_verdict_is_the_nearest_measured_release_at_or_below(monkeypatch):
+    monkeypatch.setattr(seen_on, "TABLE", {"unsupported": {}, "known": {
+        "a": {"0.6.2": "bad", "0.10.2": "good"}, "b": {"0.9.0": "bad"}}})
+    assert seen_on.verdict("known", "a", (0, 10, 1)) == "bad"
+    assert seen_on.verdict("known", "a", (0, 12, 1)) == "good"   # newer than any measured
+    assert seen_on.verdict("known", "b", (0, 8, 3)) is None
+    assert seen_on.applies("known", "b")   # bad, or not measured as old as this
+    assert seen_on.applies("known", "never-measured")
+    assert seen_on.applies("known", "a") == (compat.jax_version() < (0, 10, 2))
+
+
+def _fixed_here(monkeypatch, kind, entry_id):
+    """The table as if ``entry_id``'s example ran clean on every release."""
+    table = {k: dict(v) for k, v in seen_on.TABLE.items()}
+    table[kind][entry_id] = {r: "good" for r in releases.KNOWN}
+    monkeypatch.setattr(seen_on, "TABLE", table)
+    monkeypatch.setattr(known_findings, "KNOWN", seen_on.only_seen("known", known_findings.ALL_KNOWN))
+    monkeypatch.setattr(unsupported, "CURRENT", seen_on.only_seen("unsupported", unsupported.TABLE))
+
+
+def test_a_known_finding_not_seen_on_this_release_hides_nothing(monkeypatch):
+    (k,) = [k for k in known_findings.KNOWN if k.id == "semaphore-counts-wrap-at-16-bits"] or [None]
+    if k is None:
+        pytest.skip("the 16-bit wraparound is not seen on this release")
+    assert any(f.known == k.id for f in oracles.check(k.example).failures)
+    _fixed_here(monkeypatch, "known", k.id)
+    failures = oracles.check(k.example).failures
+    assert failures and not any(f.known == k.id for f in failures), failures
+
+
+def test_an_unsupported_entry_not_seen_on_this_release_hides_nothing(monkeypatch):
+    (e,) = [e for e in unsupported.CURRENT if e.id == "tpu-interpret-masked-load"] or [None]
+    if e is None:
+        pytest.skip("the TPU interpreter's masked-load refusal is not seen on this release")
+    assert [u[1] for u in oracles.check(e.example).unsupported] == [e]
+    _fixed_here(monkeypatch, "unsupported", e.id)
+    report = oracles.check(e.example)
+    assert not report.unsupported and any(f.symptom_of() == "unsupported" for f in report.failures), \
+        report.failures
+
+
 # --- real releases -------------------------------------------------------------
 
 def _in(release, code):
@@ -87,6 +145,16 @@ def test_the_eras_match_a_real_install(release):
                        "{f: [compat.has(f), compat.probe(f)] for f in compat.KNOWN_FEATURES}))")
     assert {f for f, (has, probe) in got.items() if has != probe} == set(), got
     assert sum(has for has, _ in got.values()) < len(got) or release == NEWEST
+
+
+@pytest.mark.slow
+def test_the_seen_on_table_is_what_the_oldest_and_newest_release_show():
+    ids = ["semaphore-counts-wrap-at-16-bits", "tpu-interpret-semaphore-read",
+           "wait-nondecrement-collapses-ref", "tpu-interpret-masked-load"]
+    found = bisect.measure_suppressions(ids, [OLDEST, NEWEST], jobs=2)
+    table = seen_on.load()
+    assert {i: v for kind in found for i, v in found[kind].items()} == {
+        i: {r: table[kind][i][r] for r in (OLDEST, NEWEST)} for kind in found for i in found[kind]}
 
 
 # The regression: an indexed signal; a jax.ref.get that 0.6.2 cannot render.

@@ -33,7 +33,7 @@ def _entries():
         # shows only where an example also runs on a discharging path.
         discharges = any(paths.variant_of(p) != "tpu_interpret" for p in k.example.paths)
         yield k.example, f"known:{k.id}", k.example.valid and not raises and discharges
-    for e in unsupported.current():
+    for e in unsupported.CURRENT:
         yield e.example, f"unsupported:{e.id}", False   # the path refuses it
     for path in corpus.files(CORPUS, "regression"):
         entry = corpus.load(path)

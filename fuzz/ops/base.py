@@ -105,7 +105,6 @@ class KnownFinding:
     # Does statement k of a case have what the bug needs?
     trigger: Trigger
     consequences: tuple[tuple[str, str], ...] = ()
-    jax_versions: tuple[tuple[int, int], ...] = ((0, 10), (0, 12))  # seen on
     paths: tuple[str, ...] = ()   # only failures on these paths (default: any)
     # The trigger is about the whole case (it ignores its statement), so any
     # statement, of any family, may carry it.

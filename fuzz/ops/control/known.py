@@ -203,8 +203,7 @@ KNOWN_FINDINGS: tuple[KnownFinding, ...] = (
                                  r"ShapedArray\("),),
         trigger=_is(Loop, _storing_loop_on_dyn),
         example=ir.Case((ir.Ref("bool", (1,)), ir.Ref("bool", (0,))), (Loop(ir.Int(0, True), (
-            Swap(ir.View(0), Iota("bool", (1,), 0)),)),), ("eager",)),
-        jax_versions=((0, 12),)),
+            Swap(ir.View(0), Iota("bool", (1,), 0)),)),), ("eager",))),
     KnownFinding(
         "vmap-while-batched-count-ref-off-leading-axis-silent",
         "the same select as vmap-while-batched-count-ref-off-leading-axis, "
@@ -221,8 +220,7 @@ KNOWN_FINDINGS: tuple[KnownFinding, ...] = (
         trigger=_is(Loop, _storing_loop_on_dyn),
         example=ir.Case((ir.Ref("bool", (2,)), ir.Ref("bool", (0,))), (Loop(ir.Int(0, True), (
             Swap(ir.View(0), Iota("bool", (2,), 0)),)),), ("eager",)),
-        paths=("eager",),
-        jax_versions=((0, 12),)),
+        paths=("eager",)),
     KnownFinding(
         "scan-over-zero-length-refs",
         "lax.scan of length 0 over a ref as xs (a ref whose leading axis is 0) "
@@ -238,8 +236,7 @@ KNOWN_FINDINGS: tuple[KnownFinding, ...] = (
                                        r"equal to operand shape")),
         trigger=_is(Loop, lambda loop: bool(loop.xs) and loop.count.value == 0),
         example=ir.Case((ir.Ref("float32", (0, 2)),), (Loop(ir.Int(0), (_row_store(
-            ir.Ref("float32", (0, 2))),), "scan", xs=(0,)),), ("run_state",)),
-        jax_versions=((0, 12),)),
+            ir.Ref("float32", (0, 2))),), "scan", xs=(0,)),), ("run_state",))),
     KnownFinding(
         "tpu-interpret-scan-over-refs",
         "the TPU interpreter fails on a lax.scan that takes a kernel ref as xs: "
@@ -250,8 +247,7 @@ KNOWN_FINDINGS: tuple[KnownFinding, ...] = (
         trigger=_is(Loop, lambda loop: bool(loop.xs)),
         example=ir.Case((_ROWS,), (Loop(ir.Int(3), (_row_store(_ROWS),), "scan", xs=(0,)),),
                         ("tpu_interpret",)),
-        paths=("tpu_interpret", "tpu_interpret_eager"),
-        jax_versions=((0, 12),)),
+        paths=("tpu_interpret", "tpu_interpret_eager")),
     KnownFinding(
         "emit-pipeline-closed-over-ref",
         "a pltpu.emit_pipeline body (as the emit_pipeline primitive, "
@@ -273,8 +269,7 @@ KNOWN_FINDINGS: tuple[KnownFinding, ...] = (
         example=ir.Case((ir.Ref("int32", (3,)), _ROWS), (Pipeline(3, (1,), (
             Get(ir.View(0, (ir.At((ir.Int(2),)),))),
             Swap(ir.View(1, (ir.STEP, ir.At((ir.Int(1),)))), ir.Result(1)))),),
-            ("pallas_call",)),
-        jax_versions=((0, 12),)),
+            ("pallas_call",))),
     KnownFinding(
         "inlined-pipeline-inside-wrapper",
         "a pltpu.emit_pipeline inlined (no emit_pipeline primitive) inside a "
@@ -286,8 +281,7 @@ KNOWN_FINDINGS: tuple[KnownFinding, ...] = (
                                  r"promotion"),),
         trigger=_is(Wrap, _wrapping_an_inlined_pipeline),
         example=ir.Case((_ROWS,), (Wrap("jit", (Pipeline(3, (0,), (), inline=True),)),),
-                        ("abstract",)),
-        jax_versions=((0, 12),)),
+                        ("abstract",))),
     KnownFinding(
         "tpu-interpret-emit-pipeline-primitive",
         "the TPU interpreter cannot run the emit_pipeline primitive on CPU: it "
@@ -298,8 +292,7 @@ KNOWN_FINDINGS: tuple[KnownFinding, ...] = (
         trigger=_is(Pipeline, lambda pipe: not pipe.inline),
         example=ir.Case((_ROWS,), (Pipeline(3, (0,), (_row_store(_ROWS),)),),
                         ("tpu_interpret",)),
-        paths=("tpu_interpret", "tpu_interpret_eager"),
-        jax_versions=((0, 12),)),
+        paths=("tpu_interpret", "tpu_interpret_eager")),
     KnownFinding(
         "emit-pipeline-zero-size-block",
         "pltpu.emit_pipeline over a ref whose blocks have no element (a "
@@ -312,8 +305,7 @@ KNOWN_FINDINGS: tuple[KnownFinding, ...] = (
                                        r"ValueError: Out of bound slice: start=\d+, dim=\d+)")),
         trigger=lambda case, k: isinstance(case.statements[k], Pipeline) and any(
             0 in case.refs[r].shape[1:] for r in case.statements[k].xs),
-        example=ir.Case((ir.Ref("float32", (1, 0)),), (Pipeline(1, (0,), ()),), ("pallas_call",)),
-        jax_versions=((0, 12),)),
+        example=ir.Case((ir.Ref("float32", (1, 0)),), (Pipeline(1, (0,), ()),), ("pallas_call",))),
     KnownFinding(
         "emit-pipeline-scalar-block",
         "pltpu.emit_pipeline over a 1-D ref, a 0-D block a step "
@@ -330,8 +322,7 @@ KNOWN_FINDINGS: tuple[KnownFinding, ...] = (
                   ("invalid-rejected", r"^AssertionError: ; expected")),
         trigger=lambda case, k: isinstance(case.statements[k], Pipeline) and any(
             len(case.refs[r].shape) == 1 for r in case.statements[k].xs),
-        example=ir.Case((ir.Ref("int32", (2,)),), (Pipeline(2, (0,), ()),), ("pallas_call",)),
-        jax_versions=((0, 12),)),
+        example=ir.Case((ir.Ref("int32", (2,)),), (Pipeline(2, (0,), ()),), ("pallas_call",))),
     KnownFinding(
         "inlined-pipeline-block-indexed-addupdate",
         "an addupdate through an indexer of a block that an inlined "
@@ -345,8 +336,7 @@ KNOWN_FINDINGS: tuple[KnownFinding, ...] = (
         trigger=_is(Pipeline, _adds_to_its_block_through_an_indexer),
         example=ir.Case((_ROWS,), (Pipeline(3, (0,), (AddUpdate(
             ir.View(0, (ir.STEP, ir.At((ir.Int(1),)))), Iota("int32", (), 3)),), inline=True),),
-            ("pallas_call",)),
-        jax_versions=((0, 12),)),
+            ("pallas_call",))),
     KnownFinding(
         "eager-while-ref-in-cond-and-body",
         "an eager lax.while_loop whose cond_fun and body_fun both close over "
@@ -359,8 +349,7 @@ KNOWN_FINDINGS: tuple[KnownFinding, ...] = (
         trigger=_while_reading_a_ref_in_cond_and_body,
         example=ir.Case((ir.Ref("int32", (2,)),), (Loop(ir.Int(1, True), (
             Get(ir.View(0, (ir.At((ir.Int(1, True),)),))),), via="while_loop"),), ("eager",)),
-        paths=("eager",),
-        jax_versions=((0, 12),)),
+        paths=("eager",)),
     KnownFinding(
         "wrapped-bool-addupdate-partial-discharge",
         "discharging all refs but one (should_discharge), a jax.jit whose body "
@@ -380,8 +369,7 @@ KNOWN_FINDINGS: tuple[KnownFinding, ...] = (
             for s in ir.flat(case.statements[k].body)),
         example=ir.Case((ir.Ref("bool", ()),), (Wrap("jit", (AddUpdate(ir.View(0, (
             ir.Reshape((1, 1, 1)), ir.At((ir.Slice(), ir.Slice(), ir.Int(0, True))))),
-            Iota("bool", (1, 1))),)),), ("abstract",)),
-        jax_versions=((0, 12),)),
+            Iota("bool", (1, 1))),)),), ("abstract",))),
     KnownFinding(
         "tpu-interpret-store-inside-checkpoint-or-custom-vmap",
         "the TPU interpreter fails on a kernel that stores to (or only reads) "
@@ -405,8 +393,7 @@ KNOWN_FINDINGS: tuple[KnownFinding, ...] = (
             _scoped_ref_in_custom_or_mapped_function(case, k) and case.statements[k].via == "custom_vjp"
         ) or _reading_dyn_in_a_scope("checkpoint", "custom_vmap")(case, k),
         example=_wrapped_store_example("checkpoint"),
-        paths=("tpu_interpret", "tpu_interpret_eager"),
-        jax_versions=((0, 12),)),
+        paths=("tpu_interpret", "tpu_interpret_eager")),
     KnownFinding(
         "tpu-interpret-ref-inside-custom-vjp",
         "the TPU interpreter fails on a kernel that uses a ref inside a "
@@ -426,8 +413,7 @@ KNOWN_FINDINGS: tuple[KnownFinding, ...] = (
                                  r"'arg_names'"),),
         trigger=_wrapping_a_ref("custom_vjp"),
         example=_wrapped_store_example("custom_vjp"),
-        paths=("tpu_interpret", "tpu_interpret_eager"),
-        jax_versions=((0, 12),)),
+        paths=("tpu_interpret", "tpu_interpret_eager")),
     KnownFinding(
         "checkpoint-vjp-drops-ref-writes",
         "reverse-mode AD through jax.checkpoint of a function that writes a "
@@ -443,8 +429,7 @@ KNOWN_FINDINGS: tuple[KnownFinding, ...] = (
                                    r"jax\.jvp's$")),
         trigger=_wrapping_a_float_store("checkpoint"),
         example=ir.Case((ir.Ref("float32", (2,)),), (Wrap("checkpoint", (Swap(
-            ir.View(0, (ir.At((ir.Int(0),)),)), Iota("float32", (), 3)),)),), ("eager",)),
-        jax_versions=((0, 12),)),
+            ir.View(0, (ir.At((ir.Int(0),)),)), Iota("float32", (), 3)),)),), ("eager",))),
     KnownFinding(
         "custom-vmap-vjp-drops-ref-writes",
         "under jax.vjp or jax.linearize of a jitted function, a store to a "
@@ -456,8 +441,7 @@ KNOWN_FINDINGS: tuple[KnownFinding, ...] = (
                                    r"from the plain call's$"),),
         trigger=_wrapping_a_float_store("custom_vmap"),
         example=ir.Case((ir.Ref("float32", ()),), (Wrap("custom_vmap", (Swap(
-            ir.View(0), Iota("float32", (), 0)),)),), ("eager",)),
-        jax_versions=((0, 12),)),
+            ir.View(0), Iota("float32", (), 0)),)),), ("eager",))),
     KnownFinding(
         "custom-vmap-has-no-transpose-rule",
         "reverse-mode AD of a custom_vmap function that stores to a "
@@ -469,8 +453,7 @@ KNOWN_FINDINGS: tuple[KnownFinding, ...] = (
                                    r"not implemented"),),
         trigger=_wrapping_a_float_store("custom_vmap"),
         example=ir.Case((ir.Ref("float32", ()),), (Wrap("custom_vmap", (
-            Get(ir.View(0)), Swap(ir.View(0), ir.Result(1)))),), ("eager",)),
-        jax_versions=((0, 12),)),
+            Get(ir.View(0)), Swap(ir.View(0), ir.Result(1)))),), ("eager",))),
     KnownFinding(
         "semaphore-inside-wrapper",
         "a kernel that signals or waits on a semaphore (or starts a copy "
@@ -486,8 +469,7 @@ KNOWN_FINDINGS: tuple[KnownFinding, ...] = (
                   # ...and in invalid programs, before their own mistake is reached.
                   ("invalid-rejected", rf"^({_SEMAPHORE_AS_ARRAY})")),
         trigger=_wrapping_a_semaphore("jit", "checkpoint", "custom_vjp", "custom_vmap", "shard_map"),
-        example=_wrapped_signal_example("jit"),
-        jax_versions=((0, 10), (0, 12))),
+        example=_wrapped_signal_example("jit")),
     KnownFinding(
         "tpu-interpret-semaphore-inside-wrapper",
         "the TPU interpreter fails on a kernel that signals or waits on a "
@@ -501,8 +483,7 @@ KNOWN_FINDINGS: tuple[KnownFinding, ...] = (
                                  r"AttributeError: 'Fake' object has no attribute 'arg_names'"),),
         trigger=_wrapping_a_semaphore("checkpoint", "custom_vmap"),
         example=dataclasses.replace(_wrapped_signal_example("checkpoint"), paths=("tpu_interpret",)),
-        paths=("tpu_interpret", "tpu_interpret_eager"),
-        jax_versions=((0, 10), (0, 12))),
+        paths=("tpu_interpret", "tpu_interpret_eager")),
     KnownFinding(
         "scoped-ref-inside-custom-vjp-or-custom-vmap",
         "a kernel that uses, inside a jax.custom_vjp or custom_vmap function "
@@ -518,8 +499,7 @@ KNOWN_FINDINGS: tuple[KnownFinding, ...] = (
                                        r"\w+\[[\d,]*\]\} to a primitive: \w+")),
         trigger=_scoped_ref_in_custom_or_mapped_function,
         example=ir.Case((ir.Ref("regular", (3,), scoped=True),), (Wrap("custom_vjp", (Signal(
-            ir.View(0, (ir.At((ir.Int(0, True),)),)), ir.Int(1)),)),), ("abstract",)),
-        jax_versions=((0, 12),)),
+            ir.View(0, (ir.At((ir.Int(0, True),)),)), ir.Int(1)),)),), ("abstract",))),
     KnownFinding(
         "partial-discharge-switch-debug-callback-sharding",
         "a lax.switch or lax.cond whose branch passes a zero-size ref to "
@@ -539,8 +519,7 @@ KNOWN_FINDINGS: tuple[KnownFinding, ...] = (
                                        r"verifier\]: Invalid sharding for instruction")),
         trigger=_cond_inspecting_a_zero_size_ref,
         example=ir.Case((ir.Ref("int16", ()), ir.Ref("int16", (0,))), (Cond(ir.Int(0), (
-            (), (Inspect(ir.View(1)), Inspect(ir.View(0))), ())),), ("abstract", "run_state")),
-        jax_versions=((0, 12),)),
+            (), (Inspect(ir.View(1)), Inspect(ir.View(0))), ())),), ("abstract", "run_state"))),
     KnownFinding(
         "shard-map-partial-discharge-discharges-kept-ref",
         "discharging all refs but one (should_discharge) through a jax.shard_map "
@@ -559,8 +538,7 @@ KNOWN_FINDINGS: tuple[KnownFinding, ...] = (
                                         r"discharged but it was)"),),
         trigger=_wrapping_a_ref("shard_map"),
         example=ir.Case((ir.Ref("int32", (3,)),), (Wrap("shard_map", (Get(
-            ir.View(0, (ir.At((ir.Int(1),)),))),)),), ("abstract",)),
-        jax_versions=((0, 12),)),
+            ir.View(0, (ir.At((ir.Int(1),)),))),)),), ("abstract",))),
     KnownFinding(
         "shard-map-scan-over-ref-partial-discharge",
         "discharging all refs but one (should_discharge), a jax.shard_map whose "
@@ -574,8 +552,7 @@ KNOWN_FINDINGS: tuple[KnownFinding, ...] = (
         trigger=_is(Wrap, lambda w: w.via == "shard_map" and any(
             isinstance(s, Loop) and s.xs for s in ir.flat(w.body))),
         example=ir.Case((ir.Ref("float32", (1,)),), (Wrap("shard_map", (
-            Loop(ir.Int(1), (), "scan", xs=(0,)),)),), ("abstract",)),
-        jax_versions=((0, 12),)),
+            Loop(ir.Int(1), (), "scan", xs=(0,)),)),), ("abstract",))),
     KnownFinding(
         "shard-map-debug-callback-of-ref-argument",
         "jax.debug.callback (or print) of a ref that a jax.shard_map function "
@@ -598,8 +575,7 @@ KNOWN_FINDINGS: tuple[KnownFinding, ...] = (
         trigger=lambda case, k: isinstance(case.statements[k], Wrap) and case.statements[
             k].via == "shard_map" and any(ir.walk(case.statements[k].body, Inspect)),
         example=ir.Case((ir.Ref("float32", (2,)),), (Wrap("shard_map", (Inspect(ir.View(0)),)),),
-                        ("run_state",)),
-        jax_versions=((0, 12),)),
+                        ("run_state",))),
     KnownFinding(
         "wrapper-in-run-scoped-mixing-scoped-and-outer-refs",
         "a jax.jit, jax.checkpoint or jax.custom_vjp inside a pl.run_scoped body "
@@ -614,8 +590,7 @@ KNOWN_FINDINGS: tuple[KnownFinding, ...] = (
                                        r"it was")),
         trigger=_scoped_and_outer_refs_in_wrapper,
         example=ir.Case((ir.Ref("int16", (), scoped=True),), (Wrap("jit", (Signal(
-            ir.View(0), ir.Int(1, True)),)),), ("abstract",)),
-        jax_versions=((0, 10), (0, 12))),
+            ir.View(0), ir.Int(1, True)),)),), ("abstract",))),
     KnownFinding(
         "wrapped-dynamic-control-flow-discharges-kept-ref",
         "discharging all refs but one (should_discharge), a jax.jit or "
@@ -628,8 +603,7 @@ KNOWN_FINDINGS: tuple[KnownFinding, ...] = (
                                         r"discharged but it was"),),
         trigger=_wrapped_dynamic_control_flow,
         example=ir.Case((ir.Ref("int16", ()),), (Wrap("jit", (Loop(ir.Int(1, True), (
-            Get(ir.View(0)),)),)),), ("abstract",)),
-        jax_versions=((0, 12),)),
+            Get(ir.View(0)),)),)),), ("abstract",))),
     KnownFinding(
         "shard-map-dynamic-update-sharding",
         "a jax.shard_map on a one-device mesh that takes dyn (a ref) as an "
@@ -649,8 +623,7 @@ KNOWN_FINDINGS: tuple[KnownFinding, ...] = (
         trigger=_sharded_value_stored,
         case_level=True,
         example=ir.Case((ir.Ref("int16", ()),), (Wrap("shard_map", (Signal(
-            ir.View(0), ir.Int(1, True)),)), Read(ir.View(0))), ("run_state",)),
-        jax_versions=((0, 12),)),
+            ir.View(0), ir.Int(1, True)),)), Read(ir.View(0))), ("run_state",))),
     KnownFinding(
         "inlined-pipeline-masked-store-uint32-index",
         "pltpu.store into a block of two or more dimensions in a pltpu.emit_pipeline "
@@ -664,6 +637,5 @@ KNOWN_FINDINGS: tuple[KnownFinding, ...] = (
                                 r"same type, got: uint32"),
         trigger=_inlined_pipeline_masked_store_of_a_2d_block,
         example=ir.Case((ir.Ref("int32", (2, 2, 2)),), (Pipeline(2, (0,), (MaskedStore(
-            ir.View(0, (ir.STEP,)), Iota("int32", (2, 2))),), inline=True),), ("pallas_call",)),
-        jax_versions=((0, 12),)),
+            ir.View(0, (ir.STEP,)), Iota("int32", (2, 2))),), inline=True),), ("pallas_call",))),
 )

@@ -124,8 +124,7 @@ KNOWN_FINDINGS = (
                                         r"argument 0 has length \d+")),
         trigger=_wait_with_a_src_sem_view,
         example=ir.Case((_SEMS, _DATA, _DATA), (
-            *_copied(ir.View(1), ir.View(2), _AT0, _AT1),), paths=("abstract", "pallas_call")),
-        jax_versions=((0, 12),)),
+            *_copied(ir.View(1), ir.View(2), _AT0, _AT1),), paths=("abstract", "pallas_call"))),
     KnownFinding(
         "tpu-interpret-on-wait-drops-unwaited-copy",
         "under the TPU interpreter's default dma_execution_mode='on_wait', a "
@@ -173,7 +172,7 @@ KNOWN_FINDINGS = (
         example=ir.Case((ir.Ref("regular", ()), ir.Ref("dma", ()), _DATA, _DATA), (
             *_copied(ir.View(2), ir.View(3), ir.View(1)), Wait(ir.View(0), ir.Int(0))),
             paths=("tpu_interpret", "tpu_interpret_eager")),   # (the first has no race detection)
-        paths=("tpu_interpret_eager",), jax_versions=((0, 12),)),
+        paths=("tpu_interpret_eager",)),
     KnownFinding(
         "wrapped-dma-wait-partial-discharge",
         "discharging all refs but one (should_discharge), a jax.jit around a "
@@ -190,8 +189,7 @@ KNOWN_FINDINGS = (
         about=("control",),
         example=ir.Case((ir.Ref("int16", ()), _DATA, _DATA), (
             DmaStart(ir.View(2), ir.View(1), ir.View(0)),
-            Wrap("jit", (DmaWait(ir.View(2), ir.View(1), ir.View(0)),))), paths=("abstract",)),
-        jax_versions=((0, 12),)),
+            Wrap("jit", (DmaWait(ir.View(2), ir.View(1), ir.View(0)),))), paths=("abstract",))),
     KnownFinding(
         "tpu-interpret-dma-gather-view",
         "the TPU interpreter's dma_start callback fails with 'TypeError: Only "
@@ -282,7 +280,7 @@ KNOWN_FINDINGS = (
             DmaStart(ir.View(0), ir.View(1), ir.View(3), ir.View(2), device_id=ir.MeshIndex(1)),
             DmaWait(ir.View(0), ir.View(1), ir.View(3), ir.View(2), device_id=ir.MeshIndex(1))),
             ("pallas_call",), devices=2),
-        jax_versions=((0, 10),), paths=("abstract", "pallas_call")),
+        paths=("abstract", "pallas_call")),
     KnownFinding(
         "tpu-interpret-remote-copy-of-64-bit-data",
         "under jax.enable_x64, the TPU interpreter fails on a remote copy of "
@@ -304,5 +302,5 @@ KNOWN_FINDINGS = (
             DmaStart(ir.View(0), ir.View(1), ir.View(3), ir.View(2), device_id=ir.MeshIndex(1)),
             DmaWait(ir.View(0), ir.View(1), ir.View(3), ir.View(2), device_id=ir.MeshIndex(1))),
             ("tpu_interpret",), x64=True, devices=2),
-        jax_versions=((0, 12),), paths=("tpu_interpret", "tpu_interpret_eager")),
+        paths=("tpu_interpret", "tpu_interpret_eager")),
 )

@@ -241,8 +241,7 @@ KNOWN_FINDINGS: tuple[KnownFinding, ...] = (
             ("jit-eager", r"raised ValueError: Cannot lower jaxpr with verifier errors")),
         trigger=_addupdate_after_scalar_store,
         example=ir.Case((ir.Ref("int32", ()),), (Swap(ir.View(0), Scalar(0)),
-                                                 AddUpdate(ir.View(0), Scalar(0)))),
-        jax_versions=((0, 12),)),
+                                                 AddUpdate(ir.View(0), Scalar(0))))),
     KnownFinding(
         "tpu-interpret-negative-static-index",
         "the TPU interpreter fails an assertion (0 <= r in "
@@ -252,8 +251,7 @@ KNOWN_FINDINGS: tuple[KnownFinding, ...] = (
         symptoms=(("valid-runs", r"CpuCallback error calling callback: AssertionError"),),
         trigger=_negative_static_index,
         example=ir.Case((ir.Ref("int32", (1, 2)),), (Swap(ir.View(0, (
-            ir.At((ir.Slice(), ir.Int(-1))),)), Iota("int32", (1,))),), ("tpu_interpret",)),
-        jax_versions=((0, 12),)),
+            ir.At((ir.Slice(), ir.Int(-1))),)), Iota("int32", (1,))),), ("tpu_interpret",))),
     KnownFinding(
         "addupdate-bool-ref-gather",
         "addupdate on a bool ref works through a scalar or unit-stride slice "
@@ -268,8 +266,7 @@ KNOWN_FINDINGS: tuple[KnownFinding, ...] = (
         trigger=_addupdate_gathering_bools,
         example=ir.Case((ir.Ref("bool", (2,)),), (AddUpdate(
             ir.View(0, (ir.At((ir.IntArray((1,), True),)),)), Iota("bool", (1,), 1)),),
-            paths=("abstract",)),
-        jax_versions=((0, 10), (0, 12))),
+            paths=("abstract",))),
     KnownFinding(
         "swap-python-bool-kept-raw",
         "x[...] = False on a bool ref: the Python bool is never made an array "
@@ -294,8 +291,7 @@ KNOWN_FINDINGS: tuple[KnownFinding, ...] = (
             ("chain-equivalence", r"re-indexed program raised TypeError: lax\.dynamic_update_slice "
                                   r"requires arguments to have the same dtypes, got bool, int32")),
         trigger=_swap_of_python_bool,
-        example=ir.Case((ir.Ref("bool", ()),), (Swap(ir.View(0), Scalar(False)),)),
-        jax_versions=((0, 10), (0, 12))),
+        example=ir.Case((ir.Ref("bool", ()),), (Swap(ir.View(0), Scalar(False)),))),
     KnownFinding(
         "addupdate-python-scalar-not-converted",
         "jax.ref.addupdate does not convert a Python scalar to the ref's dtype, "
@@ -312,8 +308,7 @@ KNOWN_FINDINGS: tuple[KnownFinding, ...] = (
                   ("invalid-rejected", r"^AttributeError: 'bool' object has no attribute 'shape'")),
         trigger=_addupdate_of_python_scalar,
         example=ir.Case((ir.Ref("int8", ()),), (AddUpdate(ir.View(0), Scalar(1)),),
-                        paths=("abstract",)),
-        jax_versions=((0, 10), (0, 12))),
+                        paths=("abstract",))),
     KnownFinding(
         "tpu-interpret-addupdate",
         "the TPU interpreter cannot run addupdate on a kernel ref: it binds the "
@@ -323,8 +318,7 @@ KNOWN_FINDINGS: tuple[KnownFinding, ...] = (
         trigger=lambda case, k: isinstance(case.statements[k], AddUpdate),
         example=ir.Case((ir.Ref("int32", (2,)),),
                         (AddUpdate(ir.View(0), Iota("int32", (2,))),), paths=("tpu_interpret",)),
-        paths=("tpu_interpret", "tpu_interpret_eager"),
-        jax_versions=((0, 10), (0, 12))),
+        paths=("tpu_interpret", "tpu_interpret_eager")),
     KnownFinding(
         "swap-casts-integer-value-of-another-dtype",
         "storing an integer array into a ref of another integer dtype "
@@ -337,8 +331,7 @@ KNOWN_FINDINGS: tuple[KnownFinding, ...] = (
                                        r"matching 'Invalid dtype for `swap`'"),),
         trigger=_integer_value_of_another_dtype,
         example=ir.Case((ir.Ref("int8", ()),), (Swap(ir.View(0), Iota("int32", ())),),
-                        expect=ir.ExpectedError("ValueError", "Invalid dtype for `swap`", "swap")),
-        jax_versions=((0, 10), (0, 12))),
+                        expect=ir.ExpectedError("ValueError", "Invalid dtype for `swap`", "swap"))),
     KnownFinding(
         "tpu-interpret-reshaped-data-ref",
         "the TPU interpreter crashes on a get or swap through a reshaped (or "
@@ -351,8 +344,7 @@ KNOWN_FINDINGS: tuple[KnownFinding, ...] = (
         trigger=_data_view_not_only_indexed,
         example=ir.Case((ir.Ref("int32", (2, 2)),),
                         (Swap(ir.View(0, (ir.Reshape((4,)),)), Iota("int32", (4,))),),
-                        paths=("tpu_interpret",)),
-        jax_versions=((0, 10), (0, 12))),
+                        paths=("tpu_interpret",))),
     KnownFinding(
         "tpu-interpret-masked-store-last-axis-1",
         "the TPU interpreter fails on pltpu.store(x, v, mask=m) into a ref whose "
@@ -366,8 +358,7 @@ KNOWN_FINDINGS: tuple[KnownFinding, ...] = (
         trigger=_masked_store_last_axis_1,
         example=ir.Case((ir.Ref("int32", (2, 1)),), (MaskedStore(
             ir.View(0), Iota("int32", (2, 1)), Mask((2, 1))),), paths=("tpu_interpret",)),
-        paths=("tpu_interpret", "tpu_interpret_eager"),
-        jax_versions=((0, 10), (0, 12))),
+        paths=("tpu_interpret", "tpu_interpret_eager")),
     KnownFinding(
         "masked-ops-static-int-index",
         "pltpu.load(x.at[0]) and pltpu.store(x.at[0], v) crash in discharge with "
@@ -384,8 +375,7 @@ KNOWN_FINDINGS: tuple[KnownFinding, ...] = (
                                         r"object has no attribute 'shape'")),
         trigger=_masked_static_int_index,
         example=ir.Case((ir.Ref("int32", (2,)),), (MaskedLoad(ir.View(0, (
-            ir.At((ir.Int(0),)),))),), paths=("abstract",)),
-        jax_versions=((0, 10), (0, 12))),
+            ir.At((ir.Int(0),)),))),), paths=("abstract",))),
     KnownFinding(
         "masked-swap-returns-transformed-ref",
         "pltpu.store through a view with a transform before its last indexer "
@@ -422,8 +412,7 @@ KNOWN_FINDINGS: tuple[KnownFinding, ...] = (
             ("chain-equivalence", r"^results differ when every view is one static index")),
         trigger=_masked_store_through_transforms,
         example=ir.Case((ir.Ref("int32", (4,)),), (MaskedStore(
-            ir.View(0, (ir.Reshape((2, 2)),)), Iota("int32", (2, 2))),), paths=("abstract",)),
-        jax_versions=((0, 10), (0, 12))),
+            ir.View(0, (ir.Reshape((2, 2)),)), Iota("int32", (2, 2))),), paths=("abstract",))),
     KnownFinding(
         "masked-store-python-scalar-not-converted",
         "pltpu.store(x, 1) into an int8 (uint8, float16, ...) ref is refused "
@@ -436,8 +425,7 @@ KNOWN_FINDINGS: tuple[KnownFinding, ...] = (
                                        r"\w+\. Value dtype: (int32|float32|int64|float64|bool)")),
         trigger=_masked_store_of_python_scalar,
         example=ir.Case((ir.Ref("int8", ()),), (MaskedStore(ir.View(0), Scalar(1)),),
-                        paths=("abstract",)),
-        jax_versions=((0, 10), (0, 12))),
+                        paths=("abstract",))),
     KnownFinding(
         "masked-swap-mask-shape-unchecked",
         "pltpu.store with a mask of another shape than the value traces without "
@@ -454,8 +442,7 @@ KNOWN_FINDINGS: tuple[KnownFinding, ...] = (
         trigger=_masked_store_mask_of_another_shape,
         example=ir.Case((ir.Ref("int32", (2,)),), (MaskedStore(
             ir.View(0), Iota("int32", (2,)), Mask((1,))),), paths=("abstract",),
-            expect=ir.ExpectedError("ValueError", r"(?i)mask", "masked_swap")),
-        jax_versions=((0, 10), (0, 12))),
+            expect=ir.ExpectedError("ValueError", r"(?i)mask", "masked_swap"))),
     KnownFinding(
         "masked-load-mask-broadcasts-both-ways",
         "pltpu.load(x, mask=m) with x of shape (1,) and m of shape (2,) traces: "
@@ -467,8 +454,7 @@ KNOWN_FINDINGS: tuple[KnownFinding, ...] = (
         trigger=_masked_load_mask_wider,
         example=ir.Case((ir.Ref("int32", (1,)),), (MaskedLoad(ir.View(0), Mask((2,))),),
                         paths=("abstract",),
-                        expect=ir.ExpectedError("ValueError", r"(?i)mask", "masked_load")),
-        jax_versions=((0, 10), (0, 12))),
+                        expect=ir.ExpectedError("ValueError", r"(?i)mask", "masked_load"))),
     KnownFinding(
         "pallas-call-closed-over-ref-writes-lost",
         "JAX 0.10: a pallas_call(interpret=True) kernel that closes over a "
@@ -480,7 +466,7 @@ KNOWN_FINDINGS: tuple[KnownFinding, ...] = (
         trigger=_writes,
         example=ir.Case((ir.Ref("int32", (2,)),), (Swap(ir.View(0), Iota("int32", (2,), 5)),),
                         paths=("nested",)),
-        jax_versions=((0, 10),), paths=("nested",)),
+        paths=("nested",)),
     KnownFinding(
         "ref-index-ellipsis-between-advanced-indices",
         "x[0::3, 0, ..., idx] on a (1, 1, 1) ref, idx an int array of 3: "
@@ -496,8 +482,7 @@ KNOWN_FINDINGS: tuple[KnownFinding, ...] = (
         trigger=_ellipsis_between_advanced_indices,
         example=ir.Case((ir.Ref("int32", (1, 1, 1)),), (Get(ir.View(0, (ir.At((
             ir.Slice(), ir.Int(0), ir.Ellipsis_(), ir.IntArray((0, 0, 0), True))),))),),
-            paths=("abstract",)),
-        jax_versions=((0, 10), (0, 12))),
+            paths=("abstract",))),
     KnownFinding(
         "addupdate-through-reshape-attributeerror",
         "JAX 0.10: jax.ref.addupdate through a reshaped, transposed (or bitcast) view "
@@ -512,8 +497,7 @@ KNOWN_FINDINGS: tuple[KnownFinding, ...] = (
         trigger=lambda case, k: isinstance(case.statements[k], AddUpdate) and _data_view_not_only_indexed(
             case, k),
         example=ir.Case((ir.Ref("int32", ()),), (AddUpdate(
-            ir.View(0, (ir.Reshape((1,)),)), Iota("int32", (1,))),), paths=("abstract",)),
-        jax_versions=((0, 10),)),
+            ir.View(0, (ir.Reshape((1,)),)), Iota("int32", (1,))),), paths=("abstract",))),
     KnownFinding(
         "masked-store-slice-and-dynamic-index-under-x64",
         "under jax.enable_x64, pltpu.store(x.at[:, i], v) (or x.at[i, :]) with i a traced "
@@ -527,8 +511,7 @@ KNOWN_FINDINGS: tuple[KnownFinding, ...] = (
         trigger=_masked_store_with_dynamic_index_under_x64,
         example=ir.Case((ir.Ref("float32", (1, 3)),), (MaskedStore(ir.View(0, (ir.At((
             ir.Slice(), ir.Int(0, True))),)), Iota("float32", (1,))),), paths=("jax_refs",),
-            x64=True),
-        jax_versions=((0, 10), (0, 12))),
+            x64=True)),
     KnownFinding(
         "eager-ref-ds-with-array-start",
         "an eager jax.new_ref indexed with pl.ds(start, n), start a JAX array "
@@ -541,7 +524,7 @@ KNOWN_FINDINGS: tuple[KnownFinding, ...] = (
         trigger=_ds_with_dynamic_start,
         example=ir.Case((ir.Ref("int32", (4,)),), (Get(ir.View(0, (ir.At((
             ir.Ds(ir.Int(1, True), 1),)),))),), paths=("eager",)),
-        jax_versions=((0, 12),), paths=("eager",)),
+        paths=("eager",)),
     KnownFinding(
         "same-width-bitcast-below-2d",
         "x.bitcast(dtype) of the same width (int32 to float32) on a 1-D or 0-D "
@@ -553,8 +536,7 @@ KNOWN_FINDINGS: tuple[KnownFinding, ...] = (
         trigger=_bitcast_below_2d,
         about=("ref", "dma"),   # a copy's view bitcasts through the same helper
         example=ir.Case((ir.Ref("int32", (3,)),), (Get(ir.View(0, (ir.Bitcast("float32"),))),),
-                        paths=("abstract",)),
-        jax_versions=((0, 10), (0, 12))),
+                        paths=("abstract",))),
     KnownFinding(
         "debug-discharge-writes-back-its-refs",
         "the discharge rules of debug_callback and debug_print (jax/_src/"
@@ -583,8 +565,7 @@ KNOWN_FINDINGS: tuple[KnownFinding, ...] = (
             ("partial-discharge", r"raised TypeError: Primitive \w+ got aval \w+<\w+>\[[\d,]*\] "
                                   r"with unknown memory_space type")),
         trigger=lambda case, k: isinstance(case.statements[k], Inspect),
-        example=ir.Case((ir.Ref("float32", (2,)),), (Inspect(ir.View(0)),), paths=("abstract",)),
-        jax_versions=((0, 10), (0, 12))),
+        example=ir.Case((ir.Ref("float32", (2,)),), (Inspect(ir.View(0)),), paths=("abstract",))),
     KnownFinding(
         "eager-debug-callback-of-ref",
         "jax.debug.callback(f, x) or jax.debug.print('{}', x) of an eager "
@@ -602,7 +583,7 @@ KNOWN_FINDINGS: tuple[KnownFinding, ...] = (
                                        r"for type")),
         trigger=lambda case, k: isinstance(case.statements[k], Inspect),
         example=ir.Case((ir.Ref("float32", (2,)),), (Inspect(ir.View(0)),), paths=("eager",)),
-        jax_versions=((0, 12),), paths=("eager",)),
+        paths=("eager",)),
     KnownFinding(
         "pallas-call-zero-size-operand",
         "pl.pallas_call(..., interpret=True) (and pl.kernel, and the TPU interpreter) with an "
@@ -617,7 +598,6 @@ KNOWN_FINDINGS: tuple[KnownFinding, ...] = (
         trigger=lambda case, k: any(0 in r.shape and not r.is_semaphore for r in case.refs),
         case_level=True,
         example=ir.Case((ir.Ref("float32", (0,)),), (Inspect(ir.View(0)),), paths=("pallas_call",)),
-        jax_versions=((0, 10), (0, 12)),
         paths=("nested", "pallas_call", "mesh_kernel", "tpu_interpret", "tpu_interpret_eager")),
     KnownFinding(
         "vmap-transformed-ref-indexed",
@@ -630,7 +610,7 @@ KNOWN_FINDINGS: tuple[KnownFinding, ...] = (
         trigger=_through_a_transformed_ref,
         example=ir.Case((ir.Ref("float32", (1,)),), (Get(ir.View(0, (
             ir.At((ir.Slice(),)), ir.At((ir.Slice(),))))),), paths=("eager",)),
-        jax_versions=((0, 12),), paths=("eager",)),
+        paths=("eager",)),
     KnownFinding(
         "masked-store-in-control-flow-keeps-memory-space",
         "discharging all refs but an SMEM or VMEM one (should_discharge), a "
@@ -645,8 +625,7 @@ KNOWN_FINDINGS: tuple[KnownFinding, ...] = (
                                         r"\[[\d,]*\] with unknown memory_space type"),),
         trigger=_store_in_control_flow_on_a_memory_space,
         example=ir.Case((ir.Ref("float32", (), memory_space="smem"),), (Cond(ir.Int(0), ((
-            MaskedStore(ir.View(0), Iota("float32", (), 2)),), ())),), paths=("abstract",)),
-        jax_versions=((0, 12),)),
+            MaskedStore(ir.View(0), Iota("float32", (), 2)),), ())),), paths=("abstract",))),
     KnownFinding(
         "run-state-reverse-mode-fails",
         "reverse-mode AD of any pl.run_state program (jax.vjp, jax.grad, "
@@ -660,7 +639,6 @@ KNOWN_FINDINGS: tuple[KnownFinding, ...] = (
         case_level=True,
         example=ir.Case((ir.Ref("float32", ()),), (AddUpdate(ir.View(0), Iota("float32", (), 1)),),
                         paths=("run_state",)),
-        jax_versions=((0, 10), (0, 12)),
         paths=("run_state",)),
     KnownFinding(
         "run-state-jvp-of-store-through-bitcast",
@@ -678,7 +656,7 @@ KNOWN_FINDINGS: tuple[KnownFinding, ...] = (
         example=ir.Case((ir.Ref("float32", (2, 3)),), (Swap(ir.View(0, (
             ir.Bitcast("int32"), ir.At((ir.Int(1), ir.Int(2))))), Scalar(1065353216)),),
             paths=("run_state",)),
-        jax_versions=((0, 12),), paths=("run_state",)),
+        paths=("run_state",)),
     KnownFinding(
         "run-state-jvp-of-integer-addupdate",
         "forward-mode AD (jax.jvp) of a pl.run_state program with respect to "
@@ -694,5 +672,5 @@ KNOWN_FINDINGS: tuple[KnownFinding, ...] = (
             case.statements[k].view.ref].kind.startswith(("float", "bfloat")),
         example=ir.Case((ir.Ref("float32", ()), ir.Ref("uint32", (2,))), (
             Get(ir.View(0)), AddUpdate(ir.View(1), Iota("uint32", (2,), 1))), paths=("run_state",)),
-        jax_versions=((0, 12),), paths=("run_state",)),
+        paths=("run_state",)),
 )

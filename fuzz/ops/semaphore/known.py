@@ -257,6 +257,15 @@ KNOWN_FINDINGS: tuple[KnownFinding, ...] = (
         trigger=lambda case, k: True,   # any semaphore statement: the effect is the program's
         example=_case(ir.Ref("int16", ()), Signal(ir.View(0), ir.Int(0)))),
     KnownFinding(
+        "signal-and-wait-declare-no-effects",
+        "semaphore_signal and semaphore_wait declare no effects (up to 0.8.x), "
+        "though their discharge rules write the semaphore: nothing tells the "
+        "effect system (or dead-code elimination) that they update it",
+        symptoms=(("effects", r"semaphore_(signal|wait) discharge returned a new value for "
+                              r"operand \d+, which its effects \{\} do not write"),),
+        trigger=_SIGNAL_OR_WAIT,
+        example=_case(ir.Ref("int16", ()), Signal(ir.View(0), ir.Int(1)))),
+    KnownFinding(
         "semaphore-counts-wrap-at-16-bits",
         "the HLO interpreter keeps semaphore counts in int16, so a count past "
         "32767 wraps silently (the TPU interpreter keeps the exact count)",
@@ -303,8 +312,7 @@ KNOWN_FINDINGS: tuple[KnownFinding, ...] = (
                   ("valid-runs", r"IndexError: Too many indices: array is 0-dimensional")),
         trigger=_reshape_then_index,
         example=_case(ir.Ref("int16", ()), Signal(
-            ir.View(0, (ir.Reshape((1,)), ir.At((ir.Int(0),)))), ir.Int(1))),
-        jax_versions=((0, 10),)),
+            ir.View(0, (ir.Reshape((1,)), ir.At((ir.Int(0),)))), ir.Int(1)))),
     KnownFinding(
         "signal-device-id-int64-under-x64",
         "under jax.enable_x64, pl.semaphore_signal(sem, 1, device_id=0) is "
@@ -333,5 +341,5 @@ KNOWN_FINDINGS: tuple[KnownFinding, ...] = (
         example=ir.Case((ir.Ref("barrier", (), memory_space=ir.COLLECTIVE),), (
             Signal(ir.View(0), ir.Int(1)), Wait(ir.View(0), ir.Int(1))), ("pallas_call",),
             devices=2),
-        jax_versions=((0, 12),), paths=("pallas_call",)),
+        paths=("pallas_call",)),
 )
