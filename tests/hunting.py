@@ -23,12 +23,31 @@ def needs(*features):
     return pytest.mark.skipif(why is not None, reason=why or "")
 
 
-def needs_rule(*primitives):
-    """Skip where the running JAX registers no discharge rule (full or
-    partial) for one of ``primitives``."""
-    missing = [p for p in primitives if not compat.has_discharge_rule(p)]
+def plants_rule(*primitives):
+    """Skip where a test that plants into the discharge rules of
+    ``primitives`` (by name) finds one not registered as a full rule there:
+    none at all, or a partial one (``_partial_discharge_rules``, before 0.8),
+    whose calling convention the plant does not wrap."""
+    full = {str(p) for p in compat.discharge_rules()}
+    missing = [p for p in primitives if p not in full]
     return pytest.mark.skipif(bool(missing), reason=(
-        f"JAX {jax.__version__} has no discharge rule for {', '.join(missing)}"))
+        f"JAX {jax.__version__} registers no full discharge rule for {', '.join(missing)} "
+        "(none, or a partial one), which this plant wraps"))
+
+
+def lacked_here(report) -> set[str]:
+    """The paths a report skipped because the running release lacks what
+    they need (`fuzz.compat.lacking`'s "JAX X has no ..."); the test skips
+    if that is every path it asked for."""
+    lacked = {p for p, why in report.skipped.items() if why.startswith(f"JAX {jax.__version__}")}
+    if lacked and lacked >= set(report.case.paths):
+        pytest.skip("; ".join(sorted(set(report.skipped.values()))))
+    return lacked
+
+
+def premise(holds: bool, why: str):
+    """Skip where the JAX internals a plant patches are not there: ``why``."""
+    return pytest.mark.skipif(not holds, reason=f"JAX {jax.__version__}: {why}")
 
 
 def rule_returning(prim, change):

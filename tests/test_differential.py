@@ -10,10 +10,11 @@ from hypothesis import strategies as st
 
 from fuzz import compat, ir, oracles, unsupported
 from fuzz.ops.semaphore import Read, Signal
+from jax._src.interpreters import mlir
 from jax._src.pallas import hlo_interpreter
 from jax._src.state import discharge as state_discharge
 from strategies import programs
-from hunting import batching_rule, hunt
+from hunting import batching_rule, hunt, premise
 
 signal_p, wait_p, _ = compat.SEMAPHORE_PRIMITIVES
 
@@ -167,12 +168,13 @@ def test_vmap_stack_catches_a_batching_rule_that_mixes_up_batch_elements(plant):
     assert "one by one" in str(f)
 
 
+@premise(dataclasses.is_dataclass(mlir._lowerings[state_discharge.run_state_p]),
+         "a lowering is a bare rule, not the record this plant replaces the rule of")
 def test_jit_eager_catches_a_lowering_that_discharges_differently(plant):
     # Under jit, run_state is lowered; eagerly it is discharged and evaluated.
     # Plant a lowering whose signal rule adds twice; eager keeps the real one.
     # The oracle itself works around the known JAX bug that stops every
     # semaphore program from lowering (run_state leaks SemaphoreEffect).
-    from jax._src.interpreters import mlir
     run_state_p = state_discharge.run_state_p
     impl = _signal_adding_twice_in(state_discharge._run_state_impl)
     plant(mlir._lowerings, run_state_p, dataclasses.replace(

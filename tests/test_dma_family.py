@@ -14,7 +14,7 @@ from fuzz.ops.dma.order import waited_before_use
 from fuzz.ops.ref import Get, Swap
 from fuzz.ops.ref.common import Iota
 from fuzz.ops.semaphore import Read
-from hunting import hunt
+from hunting import hunt, premise
 from strategies import programs
 from strategies.semaphores import semaphore_shapes
 
@@ -133,6 +133,18 @@ def _interpreter():
     return ipc
 
 
+def _importable(module: str) -> bool:
+    import importlib.util
+    try:
+        return importlib.util.find_spec(module) is not None
+    except ImportError:
+        return False
+
+
+_SPLIT_INTERPRETER = _importable("jax._src.pallas.mosaic.interpret.interpret_pallas_call")
+
+
+@premise(_SPLIT_INTERPRETER, "the TPU interpreter is one module, with no DMA class to plant into")
 def test_interpret_options_catch_eager_dmas_moving_the_wrong_elements(plant):
     ipc = _interpreter()
     read = ipc.DMA.execute_read
@@ -149,6 +161,8 @@ def test_interpret_options_catch_eager_dmas_moving_the_wrong_elements(plant):
     assert [type(s) for s in f.case.body] == [DmaStart, DmaWait], f.case
 
 
+@premise(_importable("jax._src.pallas.mosaic.interpret.race_detection_state"),
+         "the race detector has no module of its own to plant into")
 def test_race_detection_catches_a_detector_that_misses_kernel_stores(plant):
     from jax._src.pallas.mosaic.interpret import race_detection_state
     plant(race_detection_state.RaceDetectionState, "check_write", lambda *a, **k: None)
@@ -158,6 +172,7 @@ def test_race_detection_catches_a_detector_that_misses_kernel_stores(plant):
     assert "racy" in model.evaluate(f.case).undefined
 
 
+@premise(_SPLIT_INTERPRETER, "the TPU interpreter is one module, with no _validate to plant into")
 def test_left_over_counts_catch_an_interpreter_silent_at_exit(plant):
     ipc = _interpreter()
     plant(ipc, "_validate", lambda token, device_id: token)

@@ -14,7 +14,7 @@ from jax._src.pallas import primitives as pallas_primitives
 from jax._src.state import primitives as state_primitives
 from strategies import invalid_programs, programs
 from strategies.programs import data_refs, statements
-from hunting import hunt, rule_returning
+from hunting import hunt, needs, needs_eager_at, plants_rule, premise, rule_returning
 
 
 # A scoped data ref: which paths can run one, the path modules say.
@@ -99,6 +99,8 @@ def test_paths_disagree_when_only_discharge_goes_wrong(plant):
     assert "pallas_call/tpu_interpret" in str(f)
 
 
+@plants_rule("remat2")
+@needs_eager_at
 def test_eager_refs_disagree_with_jit_when_the_remat_rule_goes_wrong(plant):
     # Eagerly, each ref primitive is discharged alone; the jit and remat2
     # rules, which discharge the kernel under jax_refs, never run. A wrong
@@ -412,6 +414,7 @@ def test_model_catches_run_scoped_discharge_losing_the_updates_of_closed_over_re
     assert any(r.scoped for r in f.case.refs)
 
 
+@premise(compat.has_discharge_rule("debug_print"), "jax.debug.print of a ref has no discharge rule")
 def test_inspect_runs_the_debug_rules_and_leaves_the_ref_as_it_is():
     from fuzz.ops.ref import Inspect
     ref = ir.Ref("float32", (2,))
@@ -430,6 +433,7 @@ def test_inspect_runs_the_debug_rules_and_leaves_the_ref_as_it_is():
     assert report.compared["model-vs-path"] >= 4
 
 
+@needs("pl.kernel", "pltpu.TensorCoreMesh")
 def test_mesh_kernel_runs_the_kernel_through_the_mpmd_map_rule(plant):
     rules = compat.discharge_rules()
     mpmd_map_p = next(p for p in rules if str(p) == "mpmd_map")

@@ -211,7 +211,22 @@ _INT64_BESIDE_INT32 = (r"TypeError: index arguments to dynamic_slice must be int
                        r"same type, got: (int(32|64), )*(int64, (int(32|64), )*int32|int32, "
                        r"(int(32|64), )*int64)")
 
+def _reshaped_to_scalar(case, k) -> bool:
+    return any(isinstance(t, ir.Reshape) and t.shape == ()
+               for v in ir.views(case.statements[k]) for t in v.transforms)
+
+
 KNOWN_FINDINGS: tuple[KnownFinding, ...] = (
+    KnownFinding(
+        "reshape-of-ref-to-scalar-refused",
+        "a ref of one element reshaped to () (x.reshape(())) is refused at "
+        "trace time up to 0.9.0: 'Cannot reshape ref to empty shape', though "
+        "NumPy's reshape (and JAX's from 0.9.1) takes it",
+        symptoms=(("valid-runs", r"ValueError: Cannot reshape ref to empty shape"),),
+        trigger=_reshaped_to_scalar,
+        example=ir.Case((ir.Ref("int32", (1,)),), (
+            Swap(ir.View(0, (ir.Reshape(()),)), Iota("int32", ())),),
+            ("abstract", "run_state", "pallas_call"))),
     KnownFinding(
         "addupdate-after-scalar-store-numpy-dtype",
         "after x[...] = 0 (a Python scalar), discharge holds x's value as a "
