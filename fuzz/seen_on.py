@@ -107,13 +107,6 @@ def judge(ids=None, suppressing=None) -> dict[str, dict[str, str]]:
     return found
 
 
-def _ran(report) -> str | None:
-    """n/a and why, when no path of the example could run it here."""
-    if report.case.paths and set(report.case.paths) <= set(report.skipped):
-        return "n/a: " + next(iter(report.skipped.values()))
-    return None
-
-
 def _first(report) -> str:
     f = report.failures[0]
     return f"{f.oracle} on {f.path}: {_steady(str(f.message).splitlines()[0])[:160]}"
@@ -125,19 +118,23 @@ def _steady(text: str) -> str:
 
 
 def _checked(case):
+    """(the report of ``case``, None), or (None, n/a and why): no path of it
+    could run here, or the fuzzer itself broke on this release."""
     from fuzz import oracles
     try:
-        return oracles.check(case), None
-    except Exception as e:   # the fuzzer itself broke on this release: say so
-        return None, f"n/a: the fuzzer raised {type(e).__name__}: {_steady((str(e).splitlines() or [''])[0])[:160]}"
+        report = oracles.check(case)
+    except Exception as e:   # noqa: BLE001 - said, not raised: one entry's verdict
+        first = (str(e).splitlines() or [""])[0]
+        return None, f"n/a: the fuzzer raised {type(e).__name__}: {_steady(first)[:160]}"
+    if case.paths and set(case.paths) <= set(report.skipped):
+        return None, "n/a: " + next(iter(report.skipped.values()))
+    return report, None
 
 
 def _judge_known(k) -> str:
     from fuzz import known_findings
-    report, broke = _checked(k.example)
-    if broke:
-        return broke
-    if why := _ran(report):
+    report, why = _checked(k.example)
+    if why:
         return why
     firsts = [known_findings.match(f, report.failures) for f in report.failures]
     if k in firsts:
@@ -149,10 +146,8 @@ def _judge_known(k) -> str:
 
 
 def _judge_refused(entry) -> str:
-    report, broke = _checked(entry.example)
-    if broke:
-        return broke
-    if why := _ran(report):
+    report, why = _checked(entry.example)
+    if why:
         return why
     refused = [u[1] for u in report.unsupported if u[0] == entry.path]
     if not report.failures and refused == [entry]:
