@@ -40,6 +40,9 @@ def test_a_release_below_the_floor_or_not_a_number_is_one_line_and_exit_2(capsys
 def test_an_unknown_finding_is_one_line_and_exit_2(tmp_path, capsys):
     assert cli(["bisect", "no-such-finding", "--reports-dir", str(tmp_path)]) == 2
     assert "no such finding" in capsys.readouterr().err
+    assert cli(["bisect", "--suppressions", "no-such-entry"]) == 2
+    err = capsys.readouterr().err
+    assert "no known finding or unsupported entry 'no-such-entry'" in err and err.count("\n") == 1
 
 
 def _v(*verdicts):
