@@ -499,6 +499,9 @@ def main(args) -> int:
         if args.jobs < 1:
             raise BisectError("--jobs must be >= 1")
         if args.suppressions:
+            if args.setup or args.jax_repo:
+                raise BisectError("--suppressions runs the entries' own examples: "
+                                  "it takes no --setup or --jax-repo")
             return suppressions_main(args, wanted)
         records = resolve(args.findings, args.corpus_dir, args.reports_dir, args.all)
         for spec in args.setup:

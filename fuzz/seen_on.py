@@ -32,7 +32,7 @@ import json
 import os
 import re
 
-from fuzz import compat, releases
+from fuzz import atomic, compat, releases
 
 FILE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "seen_on.json")
 KINDS = ("known", "unsupported")
@@ -51,10 +51,7 @@ def save(table: dict, path: str = FILE) -> None:
     text = json.dumps({kind: {i: dict(sorted(v.items(), key=lambda kv: releases.parse(kv[0])))
                               for i, v in sorted(table[kind].items())} for kind in KINDS},
                       indent=1)
-    tmp = path + ".tmp"
-    with open(tmp, "w", encoding="utf-8") as f:
-        f.write(text + "\n")
-    os.replace(tmp, path)
+    atomic.write_text(path, text + "\n")
 
 
 TABLE = load()
@@ -95,15 +92,19 @@ def judge(ids=None, suppressing=None) -> dict[str, dict[str, str]]:
     with the bad ones until the verdicts stop changing."""
     from fuzz import known_findings, unsupported
     found = {kind: {} for kind in KINDS}
-    for kind, entries, judged in (("known", known_findings.ALL_KNOWN, _judge_known),
-                                  ("unsupported", unsupported.TABLE, _judge_refused)):
-        for entry in entries:
-            if ids is not None and entry.id not in ids:
-                continue
-            known_findings.KNOWN, unsupported.CURRENT = (tuple(
-                e for e in table if suppressing is None or e.id in suppressing or e is entry)
-                for table in (known_findings.ALL_KNOWN, unsupported.TABLE))
-            found[kind][entry.id] = judged(entry)
+    running = known_findings.KNOWN, unsupported.CURRENT
+    try:
+        for kind, entries, judged in (("known", known_findings.ALL_KNOWN, _judge_known),
+                                      ("unsupported", unsupported.TABLE, _judge_refused)):
+            for entry in entries:
+                if ids is not None and entry.id not in ids:
+                    continue
+                known_findings.KNOWN, unsupported.CURRENT = (tuple(
+                    e for e in table if suppressing is None or e.id in suppressing or e is entry)
+                    for table in (known_findings.ALL_KNOWN, unsupported.TABLE))
+                found[kind][entry.id] = judged(entry)
+    finally:
+        known_findings.KNOWN, unsupported.CURRENT = running
     return found
 
 

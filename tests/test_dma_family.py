@@ -133,18 +133,7 @@ def _interpreter():
     return ipc
 
 
-def _importable(module: str) -> bool:
-    import importlib.util
-    try:
-        return importlib.util.find_spec(module) is not None
-    except ImportError:
-        return False
-
-
-_SPLIT_INTERPRETER = _importable("jax._src.pallas.mosaic.interpret.interpret_pallas_call")
-
-
-@premise(_SPLIT_INTERPRETER, "the TPU interpreter is one module, with no DMA class to plant into")
+@premise(hasattr(_interpreter(), "DMA"), "the TPU interpreter has no DMA class to plant into")
 def test_interpret_options_catch_eager_dmas_moving_the_wrong_elements(plant):
     ipc = _interpreter()
     read = ipc.DMA.execute_read
@@ -161,7 +150,7 @@ def test_interpret_options_catch_eager_dmas_moving_the_wrong_elements(plant):
     assert [type(s) for s in f.case.body] == [DmaStart, DmaWait], f.case
 
 
-@premise(_importable("jax._src.pallas.mosaic.interpret.race_detection_state"),
+@premise(compat.probe("jax._src.pallas.mosaic.interpret.race_detection_state"),
          "the race detector has no module of its own to plant into")
 def test_race_detection_catches_a_detector_that_misses_kernel_stores(plant):
     from jax._src.pallas.mosaic.interpret import race_detection_state
@@ -172,7 +161,7 @@ def test_race_detection_catches_a_detector_that_misses_kernel_stores(plant):
     assert "racy" in model.evaluate(f.case).undefined
 
 
-@premise(_SPLIT_INTERPRETER, "the TPU interpreter is one module, with no _validate to plant into")
+@premise(hasattr(_interpreter(), "_validate"), "the TPU interpreter has no _validate to plant into")
 def test_left_over_counts_catch_an_interpreter_silent_at_exit(plant):
     ipc = _interpreter()
     plant(ipc, "_validate", lambda token, device_id: token)

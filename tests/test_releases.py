@@ -43,6 +43,8 @@ def test_an_unknown_finding_is_one_line_and_exit_2(tmp_path, capsys):
     assert cli(["bisect", "--suppressions", "no-such-entry"]) == 2
     err = capsys.readouterr().err
     assert "no known finding or unsupported entry 'no-such-entry'" in err and err.count("\n") == 1
+    assert cli(["bisect", "--suppressions", "--jax-repo", str(tmp_path)]) == 2
+    assert "takes no --setup or --jax-repo" in capsys.readouterr().err
 
 
 def _v(*verdicts):
