@@ -7,7 +7,7 @@ import jax
 import pytest
 from hypothesis import HealthCheck, Phase, given, seed, settings
 
-from fuzz import compat, findings, known_findings, minimize, oracles
+from fuzz import compat, findings, known_findings, minimize, oracles, seen_on
 
 # The eager path (jax.new_ref programs run op by op) takes views with .at[]
 # from JAX 0.12 on (fuzz/paths/eager.py says why not before): tests built on
@@ -43,6 +43,16 @@ def lacked_here(report) -> set[str]:
     if lacked and lacked >= set(report.case.paths):
         pytest.skip("; ".join(sorted(set(report.skipped.values()))))
     return lacked
+
+
+def as_on_newest(failures) -> list:
+    """The ``failures`` a test written against the newest release expects
+    on any release: less the known findings that the newest release measured
+    (``fuzz/seen_on.json``) no longer has, an older release's own bugs, each
+    still recognised as the known finding it is."""
+    newest = (float("inf"),)   # past every measured release: the newest one's verdict
+    return [f for f in failures
+            if f.known is None or seen_on.verdict("known", f.known, newest) in (None, "bad")]
 
 
 def premise(holds: bool, why: str):

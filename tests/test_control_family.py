@@ -12,7 +12,7 @@ from fuzz.ops.control import Cond, Loop, When
 from fuzz.ops.ref import AddUpdate, Get, Swap
 from fuzz.ops.ref.common import Fill, Iota, Scalar
 from fuzz.ops.semaphore import Read
-from hunting import hunt, lacked_here, plants_rule, premise
+from hunting import as_on_newest, hunt, lacked_here, plants_rule, premise
 from test_strategies import _find
 from strategies import programs
 from strategies.semaphores import semaphore_shapes
@@ -106,10 +106,11 @@ def test_every_path_agrees_with_the_model_on_loops_and_conds(via):
     report = oracles.check(case)
     ran = {o.path for o in report.outcomes if o.error is None}
     # An eager while_loop reads dyn (a jax.Ref there) in its cond and body: a known bug.
-    eager_while = via == "while_loop"
+    lacked = lacked_here(report)
+    eager_while = via == "while_loop" and "eager" not in lacked
     assert {"run_state", "jax_refs", "pallas_call", "tpu_interpret",
-            *(() if eager_while else ("eager",))} - lacked_here(report) <= ran, report.skipped
-    assert [f.known for f in report.failures] == (
+            *(() if eager_while else ("eager",))} - lacked <= ran, report.skipped
+    assert [f.known for f in as_on_newest(report.failures)] == (
         ["eager-while-ref-in-cond-and-body"] if eager_while else []), report.failures
     assert report.compared.get("control-unrolled")
 
@@ -138,12 +139,16 @@ def test_a_nested_run_scoped_runs_inside_kernels_and_agrees_with_the_model():
         Get(AT[1]), Swap(AT[0], ir.Result(2)), Swap(AT[1], Fill(ir.Int(4, True))))),)))
     assert "pl.run_scoped(wrap1)" in emit.kernel_source(data)
     report = oracles.check(data)
-    assert {o.path for o in report.outcomes if o.error is None} == {
-        "abstract", "nested", "pallas_call", "mesh_kernel", "tpu_interpret"}, report.outcomes
-    assert set(report.skipped) == {"run_state", "jax_refs", "eager", "tpu_interpret_eager"}, \
+    lacked = lacked_here(report)
+    ran = {o.path for o in report.outcomes if o.error is None}
+    assert ran == {"abstract", "nested", "pallas_call", "mesh_kernel", "tpu_interpret"} - lacked, \
+        report.outcomes
+    assert set(report.skipped) - lacked <= {"run_state", "jax_refs", "eager",
+                                            "tpu_interpret_eager"} <= set(report.skipped), \
         report.skipped
-    assert not report.failures, report.failures
-    assert report.compared["model-vs-path"] == 4 and report.compared.get("control-unrolled")
+    assert not as_on_newest(report.failures), report.failures
+    assert report.compared["model-vs-path"] == len(ran - {"abstract"})
+    assert report.compared.get("control-unrolled")
     sem = ir.View(1, (ir.At((ir.Int(0),)),))
     counts = _case(Loop(ir.Int(2, True), (Wrap("run_scoped", (
         Signal(sem, ir.Int(3)), Wait(sem, ir.Int(2)))),)), Read(sem),
@@ -327,7 +332,7 @@ def test_every_path_agrees_with_the_model_on_a_scan_over_refs():
                                            "nested", "pallas_call", "mesh_kernel"))
     lacked = lacked_here(report)
     assert set(report.skipped) == lacked, report.skipped
-    assert not report.failures, report.failures
+    assert not as_on_newest(report.failures), report.failures
     assert report.compared.get("model-vs-path", 0) == 6 - len(lacked - {"abstract"})
     assert report.compared["control-unrolled"]
 

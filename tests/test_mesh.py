@@ -11,12 +11,12 @@ import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
 
-from fuzz import compat, ir, model, oracles, paths, serialize
+from fuzz import compat, ir, known_findings, model, oracles, paths, seen_on, serialize
 from fuzz.ops.dma import DmaStart, DmaWait
 from fuzz.ops.dma.order import mutated
 from fuzz.ops.dma.patterns import communication
 from fuzz.ops.semaphore import Signal, Wait
-from hunting import hunt
+from hunting import hunt, premise
 from strategies import programs
 
 A, SEND, RECV = ir.Ref("int32", (2,)), ir.Ref("dma", ()), ir.Ref("dma", ())
@@ -231,3 +231,16 @@ def test_race_detection_on_a_mesh_sees_a_copy_racing_with_its_receivers_start(pl
     report = oracles.check(case, on_paths=("tpu_interpret_eager",))
     assert [f.oracle for f in report.failures] == ["race-detection"], report.failures
     assert "misses a race" in report.failures[0].message
+
+
+@premise(seen_on.applies("known", "tpu-interpret-remote-copy-of-64-bit-data"),
+         "its remote copy of 64-bit data does not fail as filed")
+def test_a_failed_interpreter_kernel_leaves_no_error_for_the_next_case():
+    """The known remote copy of 64-bit data fails with its other device's
+    callbacks in flight; up to 0.11 JAX kept that error in its runtime tokens
+    and raised it again in the next kernel that called back."""
+    known = known_findings.BY_ID["tpu-interpret-remote-copy-of-64-bit-data"]
+    failed = oracles.check(known.example, on_paths=("tpu_interpret",))
+    assert [f.known for f in failed.failures] == [known.id], failed.failures
+    report = oracles.check(_shift(1), on_paths=("tpu_interpret", "tpu_interpret_eager"))
+    assert not report.failures and len(report.outcomes) == 2, report.failures

@@ -103,7 +103,9 @@ def test_a_planted_get_error_beside_the_trigger_is_reported(example, plant):
         return real(ref_aval, *args, **params)
     plant(state_primitives.get_p, "abstract_eval", get_abstract_eval)
     case = dataclasses.replace(example, refs=(*example.refs, ir.Ref("int32", PLANTED_SHAPE)))
-    planted = Get(ir.View(len(example.refs), (ir.At((ir.Int(0),)),)))
+    # The whole ref: an eager jax.Ref takes no .at[] before 0.12, and the
+    # example may run on that path only.
+    planted = Get(ir.View(len(example.refs)))
     case = dataclasses.replace(case, body=ir.with_statement(example.body, 0, planted))
     _reported(case, lambda f: isinstance(f.error, KeyError) and "planted" in str(f.error)
               and f.statement == 0)

@@ -152,6 +152,19 @@ def reset_tpu_interpret() -> None:
         interpret.races = None
 
 
+def drain_effects() -> None:
+    """Wait for the effectful computations in flight and drop their errors.
+    Up to 0.11.x a failed one's token stays in JAX's runtime token set (its
+    ``block_until_ready`` raises before it clears the set), so every later
+    barrier, and the next kernel that calls back, raised that error again."""
+    from jax._src import dispatch
+    try:
+        jax.effects_barrier()
+    except Exception:  # noqa: BLE001 - the failed case's, reported with it
+        pass
+    dispatch.runtime_tokens.clear()
+
+
 def discharge_rules() -> dict:
     """JAX's registry primitive -> discharge rule (read at call time by JAX)."""
     return state_discharge._discharge_rules

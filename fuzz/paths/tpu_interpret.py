@@ -8,7 +8,6 @@ import contextlib
 import io
 import re
 
-import jax
 # Imported here, before any case runs: importing it midway (a rendered
 # program's own import) changed how the next nested pallas_call discharged.
 from jax.experimental.pallas import tpu as pltpu  # noqa: F401
@@ -62,10 +61,7 @@ def run(case: ir.Case, name: str = NAME) -> paths.Outcome:
         # flight, whose error would surface in the next case (after the known
         # failure of a 64-bit remote copy under x64, the next 1-device kernel
         # failed with its "Expected: int64"): wait for them here.
-        try:
-            jax.effects_barrier()
-        except Exception:  # noqa: BLE001 - theirs, not the next case's
-            pass
+        compat.drain_effects()
         compat.reset_tpu_interpret()
         raise
     if case.num_reads:  # semaphore reads are not interpreted on CPU
