@@ -174,6 +174,15 @@ def affected_section(bisected: dict) -> list[str]:
     return lines + [""]
 
 
+def verdict_here(record: dict) -> str | None:
+    """What the bisected reproducer did on the tested release nearest at or
+    below the running JAX (``bad``, ``good``, ``n/a``, ...); None if none."""
+    from fuzz import compat, releases
+    tested = (record.get("releases") or {}).get("releases", {})
+    below = [r for r in tested if releases.parse(r) <= compat.jax_version()]
+    return tested[max(below, key=releases.parse)]["verdict"] if below else None
+
+
 def add_releases(reports_dir, finding_id: str, bisected: dict) -> None:
     """Keep ``bisected`` in the finding's record and rewrite its report."""
     from fuzz import findings

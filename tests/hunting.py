@@ -35,11 +35,15 @@ def plants_rule(*primitives):
         "(none, or a partial one), which this plant wraps"))
 
 
+def _lacked(report) -> set[str]:
+    return {p for p, why in report.skipped.items() if why.startswith(f"JAX {jax.__version__}")}
+
+
 def lacked_here(report) -> set[str]:
     """The paths a report skipped because the running release lacks what
     they need (`fuzz.compat.lacking`'s "JAX X has no ..."); the test skips
     if that is every path it asked for."""
-    lacked = {p for p, why in report.skipped.items() if why.startswith(f"JAX {jax.__version__}")}
+    lacked = _lacked(report)
     if lacked and lacked >= set(report.case.paths):
         pytest.skip("; ".join(sorted(set(report.skipped.values()))))
     return lacked
@@ -53,6 +57,16 @@ def as_on_newest(failures) -> list:
     newest = (float("inf"),)   # past every measured release: the newest one's verdict
     return [f for f in failures
             if f.known is None or seen_on.verdict("known", f.known, newest) in (None, "bad")]
+
+
+def known_failure(known_id: str):
+    """The failure of a known finding's example that is that finding; the
+    test skips where the running release has not that bug."""
+    if not seen_on.applies("known", known_id):
+        pytest.skip(f"JAX {jax.__version__}: {known_id}'s example is "
+                    f"{seen_on.verdict('known', known_id)} here")
+    report = oracles.check(known_findings.BY_ID[known_id].example)
+    return next(f for f in report.failures if f.known == known_id)
 
 
 def premise(holds: bool, why: str):
@@ -105,15 +119,22 @@ def _found(cls, names, strategy, primitive, match, max_examples, phases):
     @given(strategy)
     def prop(case):
         report = oracles.check(case, oracles=names)
+        lacked.update(why for p, why in report.skipped.items() if p in _lacked(report))
+        ran[0] |= any(o.error is None for o in report.outcomes)
         for f in report.failures:
             if (isinstance(f, cls) and primitive in (None, f.primitive)
                     and (match is None or re.search(match, f.message))
                     and not known_findings.match(f, report.failures)):
                 raise f
 
-    with pytest.raises(cls) as caught:
+    lacked, ran = set(), [False]
+    try:
         prop()
-    return caught.value
+    except cls as e:
+        return e
+    if lacked and not ran[0]:   # not one case ran: the hunt has nothing to hunt in
+        pytest.skip("; ".join(sorted(lacked)))
+    pytest.fail(f"DID NOT RAISE {cls}")
 
 
 def _minimized(found, names):

@@ -7,7 +7,7 @@ import re
 import pytest
 from hypothesis import given
 
-from fuzz import compat, emit, ir, minimize, model, oracles, serialize
+from fuzz import compat, emit, ir, minimize, model, oracles, seen_on, serialize
 from fuzz.ops.control import Cond, Loop, When
 from fuzz.ops.ref import AddUpdate, Get, Swap
 from fuzz.ops.ref.common import Fill, Iota, Scalar
@@ -442,6 +442,8 @@ def test_model_catches_emit_pipeline_discharge_dropping_its_writes(plant):
     assert len(f.case.statements) <= 3, f.case
 
 
+@premise(seen_on.applies("known", "masked-ops-static-int-index"),
+         "a masked store to a 0-D slice works (masked-ops-static-int-index)")
 def test_an_unrolled_program_that_trips_a_known_bug_is_not_compared(monkeypatch):
     """Unrolled, a masked store to a step's 0-D slice is pltpu.store(r0.at[0]),
     which a known bug breaks (masked-ops-static-int-index); as written the

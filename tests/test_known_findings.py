@@ -2,7 +2,8 @@
 test passes, strict xfail turns that red, and the entry must be removed."""
 import pytest
 
-from fuzz import ir, known_findings, oracles
+from fuzz import ir, known_findings, oracles, seen_on
+from hunting import premise
 
 
 def _expected(k):
@@ -33,6 +34,8 @@ def test_known_findings_have_unique_ids_and_valid_patterns():
             re.compile(rx)
 
 
+@premise(seen_on.applies("known", "wait-nondecrement-collapses-ref"),
+         "no wait-nondecrement-collapses-ref here")
 def test_a_wrong_read_is_a_consequence_where_it_is_read_not_where_it_was_written():
     # The signal writes r0[0, 0, 1]; the wait (decrement=False) then collapses
     # the ref; the read after it is wrong. The model blames the signal (its

@@ -2,15 +2,18 @@
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from fuzz import findings, ir, minimize, oracles, ops
+from fuzz import findings, ir, minimize, oracles, ops, seen_on
 from fuzz.known_findings import BY_ID
 from fuzz.ops.semaphore import Read, Signal, Wait
+from hunting import premise
 
 
 def _first_signature(case):
     return findings.signature(oracles.check(case).failures[0])
 
 
+@premise(seen_on.applies("known", "check-sem-avals-last-transform-not-indexer"),
+         "no check-sem-avals-last-transform-not-indexer here")
 def test_a_padded_real_bug_shrinks_to_its_one_line_trigger():
     # check-sem-avals-last-transform-not-indexer, buried in noise.
     padded = ir.Case(
