@@ -18,7 +18,7 @@ import collections
 import itertools
 import math
 
-from fuzz import ir, model
+from fuzz import compat, ir, model
 
 # Imports a kernel's source may use.
 IMPORTS = """\
@@ -32,6 +32,8 @@ from jax.experimental.pallas import triton as plgpu
 # Live kernels are compiled under a file name of this prefix; `statement_at`
 # maps a line of one back to its statement (fuzz/blame.py).
 FILENAME = "<discharge-fuzz kernel {}>"
+# Mesh-form device ids as a dict ({"x": i}); before, as coordinates ((i,)).
+MESH_DICT = "jax._src.pallas.mosaic.interpret.utils.device_coords_to_logical_id"
 _LINES: collections.OrderedDict[str, dict[int, int]] = collections.OrderedDict()
 _serial = itertools.count()
 
@@ -125,6 +127,8 @@ class Source:
     def device(self, d: ir.Int | ir.MeshIndex) -> str:
         """A ``device_id``: an operand, or a device of the mesh by its axis."""
         if isinstance(d, ir.MeshIndex):
+            if not compat.has(MESH_DICT):   # (the same device: coordinates along the one axis)
+                return f"({self.mesh_index(d)},)"
             return f"{{{ir.MESH_AXIS!r}: {self.mesh_index(d)}}}"
         return self.operand(d)
 

@@ -128,14 +128,10 @@ def _mutated(strategy, mutation):
         c, body=mutated(c.body, mutation, top_waits(c.body)[0])))
 
 
-def _interpreter():
-    from jax._src.pallas.mosaic.interpret import interpret_pallas_call as ipc
-    return ipc
-
-
-@premise(hasattr(_interpreter(), "DMA"), "the TPU interpreter has no DMA class to plant into")
+@premise(hasattr(getattr(compat.tpu_interpreter(), "DMA", None), "execute_read"),
+         "the TPU interpreter has no DMA.execute_read to plant into")
 def test_interpret_options_catch_eager_dmas_moving_the_wrong_elements(plant):
-    ipc = _interpreter()
+    ipc = compat.tpu_interpreter()
     read = ipc.DMA.execute_read
 
     def rolled(self):   # eager mode only: the data read comes out rotated by one
@@ -161,9 +157,10 @@ def test_race_detection_catches_a_detector_that_misses_kernel_stores(plant):
     assert "racy" in model.evaluate(f.case).undefined
 
 
-@premise(hasattr(_interpreter(), "_validate"), "the TPU interpreter has no _validate to plant into")
+@premise(hasattr(compat.tpu_interpreter(), "_validate"),
+         "the TPU interpreter has no _validate to plant into")
 def test_left_over_counts_catch_an_interpreter_silent_at_exit(plant):
-    ipc = _interpreter()
+    ipc = compat.tpu_interpreter()
     plant(ipc, "_validate", lambda token, device_id: token)
     f = hunt(oracles.LeftoverMissed, ("left-over-counts",),
              _mutated(_interpreted("tpu_interpret_eager"), "drop_wait"), statements=1, refs=3)

@@ -146,7 +146,7 @@ def reset_tpu_interpret() -> None:
     if has("pltpu.reset_tpu_interpret_mode_state"):
         pltpu.reset_tpu_interpret_mode_state()
         return
-    from jax._src.pallas.mosaic import interpret
+    interpret = tpu_interpreter()
     with interpret._shared_memory_init_lock:
         interpret._shared_memory = None
         interpret.races = None
@@ -259,6 +259,14 @@ def has_interpret_option(name: str) -> bool:
 def tpu_races_found() -> bool | None:
     """Whether the TPU interpreter's race detector saw a race in the last
     run with ``detect_races=True`` (None: this release keeps no such record)."""
-    from jax._src.pallas.mosaic.interpret import interpret_pallas_call as ipc
-    races = getattr(ipc, "races", None)
+    races = getattr(tpu_interpreter(), "races", None)
     return None if races is None else bool(races.races_found)
+
+
+def tpu_interpreter():
+    """The TPU interpreter's module (a package from 0.8.0, one module before)."""
+    try:
+        return importlib.import_module(
+            "jax._src.pallas.mosaic.interpret.interpret_pallas_call")
+    except ImportError:
+        return importlib.import_module("jax._src.pallas.mosaic.interpret")
