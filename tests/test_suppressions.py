@@ -293,29 +293,3 @@ def test_a_reproducer_that_does_not_reproduce_is_flaky_not_new(plant, tmp_path):
                                       reports_dir=tmp_path / "r2", minimize=False, verify=False)
     assert (unverified.status, new) == ("unverified", True)
 
-
-def test_an_invalid_program_refused_as_the_table_lists_is_unsupported_not_a_wrong_error(
-        plant, monkeypatch):
-    """A path that refuses a view (a table entry) before it reaches the
-    program's mistake: that refusal is unsupported there, while another
-    error of the same program is still the finding it is."""
-    real = state_primitives.get_p.abstract_eval
-
-    def raising(error):
-        def abstract_eval(ref_aval, *args, **params):
-            if tuple(ref_aval.shape) == PLANTED_SHAPE:
-                raise error
-            return real(ref_aval, *args, **params)
-        return abstract_eval
-    plant(state_primitives.get_p, "abstract_eval", raising(NotImplementedError("planted refusal")))
-    out_of_bounds = ir.View(1, (ir.At((ir.Int(5),)),))
-    case = ir.Case((ir.Ref("int32", PLANTED_SHAPE), ir.Ref("int32", (2,))),
-                   (Get(ir.View(0)), Get(out_of_bounds)), ("abstract",),
-                   expect=ir.ExpectedError("IndexError|ValueError", r"(?i)out of bounds", "get"))
-    assert [f.oracle for f in oracles.check(case).failures] == ["invalid-rejected"]
-    entry = unsupported.Unsupported("planted-refusal", "abstract", r"planted refusal", "", case)
-    monkeypatch.setattr(unsupported, "CURRENT", (*unsupported.CURRENT, entry))
-    report = oracles.check(case)
-    assert not report.failures and [e.id for _, e, _ in report.unsupported] == [entry.id]
-    plant(state_primitives.get_p, "abstract_eval", raising(KeyError("planted")))
-    assert [f.oracle for f in oracles.check(case).failures] == ["invalid-rejected"]
