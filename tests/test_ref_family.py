@@ -14,7 +14,8 @@ from jax._src.pallas import primitives as pallas_primitives
 from jax._src.state import primitives as state_primitives
 from strategies import invalid_programs, programs
 from strategies.programs import data_refs, statements
-from hunting import as_on_newest, hunt, needs, needs_eager_at, plants_rule, premise, rule_returning
+from hunting import (as_on_newest, hunt, lacked_here, needs, needs_eager_at, plants_rule, premise,
+                     rule_returning)
 
 
 # A scoped data ref: which paths can run one, the path modules say.
@@ -348,6 +349,7 @@ def test_x64_cases_hold_64_bit_refs_only_with_the_flag():
         ir.Case((ref,), (Swap(ir.View(0), Iota("int64", (2,))),))
     case = ir.Case((ref,), (AddUpdate(ir.View(0), Iota("int64", (2,), 20)),), x64=True)
     report = oracles.check(case, on_paths=("abstract", "run_state", "jax_refs"))
+    lacked_here(report)   # (jax.ref.addupdate, from 0.7.1)
     assert not report.failures and len(report.outcomes) == 3
     assert report.outcomes[1].state[0] == [21, 23]
     assert report.outcomes[1].produced[-1] == ((2,), "int64")
