@@ -84,7 +84,32 @@ _SEMS = ir.Ref("dma", (2,))
 _DATA = ir.Ref("float32", (2,))
 _AT0, _AT1 = (ir.View(0, (ir.At((ir.Int(i),)),)) for i in (0, 1))
 
+def _copy_reshaped_then_transformed(case: ir.Case, k: int) -> bool:
+    """A copy whose source or destination is reshaped, then transformed again."""
+    stmt = case.statements[k]
+    return isinstance(stmt, (DmaStart, DmaWait)) and any(
+        isinstance(t, ir.Reshape) and n + 1 < len(v.transforms)
+        for v in ir.views(stmt) for n, t in enumerate(v.transforms))
+
+
 KNOWN_FINDINGS = (
+    KnownFinding(
+        "copy-through-a-reshape-then-another-transform",
+        "up to 0.11.1, discharge of a copy (make_async_copy) between views that "
+        "are reshaped and then indexed or bitcast (x.reshape(1, 1).at[-1], "
+        "x.reshape(1, 1).bitcast(jnp.uint16)) fails: ValueError 'Length of slice "
+        "indices must match number of operand dimensions (2 vs ())', or "
+        "IndexError: list index out of range, where a plain reshaped view is "
+        "refused cleanly (an unsupported transform)",
+        symptoms=tuple((oracle, r"^(ValueError: Length of slice indices must match number of "
+                                r"operand dimensions|IndexError: list index out of range)")
+                       for oracle in ("valid-runs", "invalid-rejected")),
+        trigger=_copy_reshaped_then_transformed,
+        example=ir.Case((ir.Ref("int16", ()), ir.Ref("int16", ()), ir.Ref("dma", ())), (
+            DmaStart(*(ir.View(r, (ir.Reshape((1, 1)), ir.At((ir.Int(-1),)))) for r in (0, 1)),
+                     ir.View(2)),
+            DmaWait(*(ir.View(r, (ir.Reshape((1, 1)), ir.At((ir.Int(-1),)))) for r in (0, 1)),
+                    ir.View(2))), ("abstract", "pallas_call"))),
     KnownFinding(
         "discharged-dma-counts-elements-not-bytes",
         "a copy in flight adds the number of *elements* it moves to its DMA "
