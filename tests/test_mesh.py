@@ -222,17 +222,29 @@ def test_the_abstract_path_traces_and_discharges_one_devices_kernel():
         assert "partial-discharge" in report.not_applied
 
 
+def _raced(case, tries=5):
+    """The eager interpreter's report of a racy ``case`` in which the copy
+    came after its receiver allocated the buffer: one that comes before
+    fails in JAX's interpreter (KeyError: ('vmem', id, device, core)), now
+    and then, on a loaded machine."""
+    for _ in range(tries):
+        report = oracles.check(case, on_paths=("tpu_interpret_eager",))
+        if not any("KeyError: ('vmem'" in f.message for f in report.failures):
+            return report
+    pytest.skip(f"the copy came before its receiver's buffer {tries} times")
+
+
 @premise(compat.probe("jax._src.pallas.mosaic.interpret.race_detection_state"),
          "the race detector has no module of its own to plant into")
 def test_race_detection_on_a_mesh_sees_a_copy_racing_with_its_receivers_start(plant):
     """Planted: the detector's check of writes a no-op. Without a barrier
     the copy races with what the receiver's kernel start wrote."""
     case = _shift(1, barrier=False)
-    report = oracles.check(case, on_paths=("tpu_interpret_eager",))
+    report = _raced(case)
     assert not report.failures and report.outcomes[0].races, report.failures
     from jax._src.pallas.mosaic.interpret import race_detection_state
     plant(race_detection_state.RaceDetectionState, "check_write", lambda *a, **k: None)
-    report = oracles.check(case, on_paths=("tpu_interpret_eager",))
+    report = _raced(case)
     assert [f.oracle for f in report.failures] == ["race-detection"], report.failures
     assert "misses a race" in report.failures[0].message
 
