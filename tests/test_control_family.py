@@ -108,11 +108,13 @@ def test_every_path_agrees_with_the_model_on_loops_and_conds(via):
     # An eager while_loop reads dyn (a jax.Ref there) in its cond and body: a known bug.
     lacked = lacked_here(report)
     eager_while = via == "while_loop" and "eager" not in lacked
+    refused = {p for p, _, _ in report.unsupported}   # (0.7.1's while rule, a cond reading dyn)
     assert {"run_state", "jax_refs", "pallas_call", "tpu_interpret",
-            *(() if eager_while else ("eager",))} - lacked <= ran, report.skipped
+            *(() if eager_while else ("eager",))} - lacked - refused <= ran, report.skipped
     assert [f.known for f in as_on_newest(report.failures)] == (
         ["eager-while-ref-in-cond-and-body"] if eager_while else []), report.failures
-    assert report.compared.get("control-unrolled")
+    from fuzz import metamorphic   # (unrolled where a path it reruns ran)
+    assert report.compared.get("control-unrolled") or not ran & set(metamorphic.EAGER_PATHS)
 
 
 @premise(compat.has_discharge_rule("shard_map"), "shard_map has no discharge rule")
