@@ -347,7 +347,8 @@ def _run(report: CaseReport, path: str, unsupported_are_findings: bool):
         text = paths.first_line(outcome.error) if outcome.error is not None else ""
         # Only what the table lists is tolerated; any other refusal of a valid
         # program is a finding (its symptom: "unsupported").
-        entry = unsupported.classify(path, text) if isinstance(f, UnexpectedError) else None
+        entry = (unsupported.classify(path, text, report.case)
+                 if isinstance(f, UnexpectedError) else None)
         if entry is not None:
             report.unsupported.append((path, entry, text))
             if not unsupported_are_findings:

@@ -15,6 +15,7 @@ beside each entry and checks that it is still reported.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from fuzz import ir, seen_on
@@ -37,6 +38,9 @@ class Unsupported:
     match: str          # regex on "ExceptionType: first line"
     description: str
     example: ir.Case
+    # What a refused case must have, where the error's words cannot tell this
+    # refusal from others (a bare NotImplementedError); None: any case.
+    when: Callable[[ir.Case], bool] | None = None
 
 
 _S = ir.Ref("regular", (2,))
@@ -141,13 +145,15 @@ TABLE: tuple[Unsupported, ...] = (
             MaskedLoad(ir.View(0), Mask((2,), 2), Iota("int32", (2,))),
             Swap(ir.View(0), ir.Result(0))), ("tpu_interpret",))),
     # Up to 0.7.1 the while rule refuses a cond with a ref effect with a bare
-    # NotImplementedError (nothing after the colon: this match takes no other).
+    # NotImplementedError, as other rules refuse other things: only a case
+    # with a while loop (a fori_loop of a dynamic count is one) is taken.
     *(Unsupported(
         f"while-cond-reads-a-ref-{path}", path, r"^NotImplementedError: $",
         "discharge of a while_loop whose cond reads a ref (a trip count read "
         "from dyn) is refused up to 0.7.1 (_while_partial_discharge_rule)",
         ir.Case((ir.Ref("int32", (2,)),), (Loop(ir.Int(2, True), (
-            Swap(ir.View(0), Iota("int32", (2,))),), via="while_loop"),), (path,)))
+            Swap(ir.View(0), Iota("int32", (2,))),), via="while_loop"),), (path,)),
+        when=lambda case: any(s.primitive == "while" for s in case.statements))
       for path in ("abstract", "run_state", "pallas_call")),
 )
 
@@ -159,12 +165,14 @@ def says_unsupported(text: str) -> bool:
     return _SAYS_UNSUPPORTED.search(text) is not None
 
 
-def classify(path: str, text: str) -> Unsupported | None:
-    """The table entry for error ``text`` ("Type: first line") on ``path``
-    (or on the path it is a variant of: the same implementation, other options)."""
+def classify(path: str, text: str, case: ir.Case) -> Unsupported | None:
+    """The table entry for ``case``'s error ``text`` ("Type: first line") on
+    ``path`` (or on the path it is a variant of: the same implementation,
+    other options)."""
     from fuzz.paths import variant_of
     for entry in CURRENT:
-        if entry.path == variant_of(path) and re.search(entry.match, text):
+        if entry.path == variant_of(path) and re.search(entry.match, text) and (
+                entry.when is None or entry.when(case)):
             return entry
     return None
 

@@ -293,3 +293,13 @@ def test_a_reproducer_that_does_not_reproduce_is_flaky_not_new(plant, tmp_path):
                                       reports_dir=tmp_path / "r2", minimize=False, verify=False)
     assert (unverified.status, new) == ("unverified", True)
 
+
+
+def test_a_bare_refusal_is_the_while_entrys_only_in_a_case_with_a_while_loop(monkeypatch):
+    """The words of a bare NotImplementedError say nothing: another rule's
+    refusal, in a case without a while loop, is not taken as the while rule's."""
+    entry = next(e for e in unsupported.TABLE if e.id == "while-cond-reads-a-ref-abstract")
+    monkeypatch.setattr(unsupported, "CURRENT", (entry,))
+    assert unsupported.classify("abstract", "NotImplementedError: ", entry.example) is entry
+    other = ir.Case((ir.Ref("int32", (2,)),), (Get(ir.View(0)),), ("abstract",))
+    assert unsupported.classify("abstract", "NotImplementedError: ", other) is None
