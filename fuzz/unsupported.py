@@ -92,13 +92,13 @@ TABLE: tuple[Unsupported, ...] = (
                 (AddUpdate(ir.View(0, (ir.Transpose((1, 0)),)), Iota("int32", (3, 2))),),
                 (path,)))   # 0.10 crashes instead: AttributeError
       for path in ("abstract", "run_state", "jax_refs", "nested", "pallas_call", "mesh_kernel")),
-    # JAX up to 0.10 discharged no reshaped or bitcast view and only one indexer per view
+    # JAX up to 0.11.1 discharged no reshaped or bitcast view and only one indexer per view
     # (mesh_kernel does not run there: 0.10 has no pltpu.TensorCoreMesh).
     *(Unsupported(
         f"{name}-not-dischargeable-{path}", path,
         # 0.10 names the transform's class; up to 0.9, RefReshaper / RefBitcaster.
         rf"NotImplementedError: Unsupported transform: ({name.capitalize()}Transform|{old}\b)",
-        f"discharge up to 0.10 has no rule for a {name} view",
+        f"discharge up to 0.11.1 has no rule for a {name} view",
         ir.Case((ir.Ref("int32", (2, 2)),), (Swap(ir.View(0, (transform,)), value),), (path,)))
       for name, old, transform, value in (
           ("reshape", "RefReshaper", ir.Reshape((4,)), Iota("int32", (4,))),

@@ -219,9 +219,9 @@ def _reshaped_to_scalar(case, k) -> bool:
 def _view_discharge_refused_up_to_0_11(case: ir.Case, k: int) -> bool:
     """A view with a reshape or bitcast, or with two indexers (statement
     ``k``'s or a copy's), which discharge up to 0.11.1 has no rule for."""
-    return any(isinstance(t, (ir.Reshape, ir.Bitcast))
-               or sum(isinstance(u, ir.At) for u in view.transforms) > 1
-               for view in ir.views(case.statements[k]) for t in view.transforms)
+    return any(any(isinstance(t, (ir.Reshape, ir.Bitcast)) for t in view.transforms)
+               or sum(isinstance(t, ir.At) for t in view.transforms) > 1
+               for view in ir.views(case.statements[k]))
 
 
 KNOWN_FINDINGS: tuple[KnownFinding, ...] = (
