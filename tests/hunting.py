@@ -120,7 +120,7 @@ def _found(cls, names, strategy, primitive, match, max_examples, phases):
     @given(strategy)
     def prop(case):
         report = oracles.check(case, oracles=names)
-        lacked.update(why for p, why in report.skipped.items() if p in _lacked(report))
+        lacked.update(report.skipped[p] for p in _lacked(report))
         # (a case of the planted primitive, where the hunt names one)
         ran[0] |= any(o.error is None for o in report.outcomes) and (
             primitive is None or primitive in {s.primitive for s in case.statements})
