@@ -12,6 +12,8 @@ ADDED = {
     "jax.enable_x64": (0, 8, 0),
     "jax.freeze": (0, 8, 0),
     "pl.kernel": (0, 8, 1),
+    # A copy that adds into its destination (start(add=True), async_copy(add=True)).
+    "jax._src.pallas.mosaic.primitives.AsyncCopyDescriptor.start(add=)": (0, 8, 1),
     # The TPU interpreter takes a device id in mesh form as a dict ({axis: i})
     # from 0.8.2 (before: TypeError "unsupported operand type(s) for *: 'dict'
     # and 'int'"), as Mosaic does from 0.7.1; a tuple of coordinates works on all.

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 from hypothesis import strategies as st
 
-from fuzz import ir
+import jax
+
+from fuzz import compat, ir
 from fuzz.ops.base import Op
 
 # How a drawn count or branch index looks: small, static or from ``dyn``;
@@ -14,6 +16,13 @@ COUNTS = st.integers(-1, 3)
 
 class ControlOp(Op):
     family = "control"
+
+    def not_applicable(self, path):
+        # (jax.custom_vmap has no rule before 0.12, nor shard_map before 0.7,
+        # nor the emit_pipeline primitive before 0.11.2)
+        if not compat.has_discharge_rule(self.primitive):
+            return f"JAX {jax.__version__} registers no discharge rule for {self.primitive}"
+        return None
 
     def body_lines(self, e, block: tuple, first: int, header: str, footer: str = ""
                    ) -> list[tuple[str, int]]:

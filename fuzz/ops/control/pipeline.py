@@ -46,7 +46,7 @@ class Pipeline(SlicingOp):
         return list(range(self.length))
 
     def not_applicable(self, path):
-        return _KERNELS_ONLY.get(path)
+        return _KERNELS_ONLY.get(path) or super().not_applicable(path)
 
     def needs(self):
         return ("jax._src.config.use_emit_pipeline_primitive", "jax.sharding.use_abstract_mesh",

@@ -45,7 +45,7 @@ class Wrap(ControlOp):
 
     def not_applicable(self, path):
         return {"shard_map": _NO_SHARD_MAP, "run_scoped": _NO_RUN_SCOPED}.get(
-            self.via, {}).get(path)
+            self.via, {}).get(path) or super().not_applicable(path)
 
     def needs(self):
         return ("jax.shard_map",) if self.via == "shard_map" else ()

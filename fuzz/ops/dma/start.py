@@ -12,6 +12,8 @@ from hypothesis import strategies as st
 from fuzz import ir
 from fuzz.ops.dma.common import SRC_SEM, DmaOp, InFlight, copies, overlap, scalar_semaphores
 
+ADD = "jax._src.pallas.mosaic.primitives.AsyncCopyDescriptor.start(add=)"
+
 
 @dataclass(frozen=True)
 class DmaStart(DmaOp):
@@ -38,6 +40,9 @@ class DmaStart(DmaOp):
             remote = "_remote" if self.device_id is not None else ""
             return f"pltpu.async{remote}_copy({', '.join([self.copy_args(e), *params])})"
         return f"{self.descriptor_source(e)}.start({', '.join(params)})"
+
+    def needs(self):
+        return (*super().needs(), *((ADD,) if self.add else ()))
 
     def run(self, memory, n):
         from fuzz.ops.ref.common import written
@@ -115,4 +120,5 @@ class DmaStart(DmaOp):
             lambda pair, sem, src_sem, api, priority, add: cls(
                 *pair, sem, src_sem, api=api, priority=priority, add=add),
             pairs, sems, src_sems, st.sampled_from(("descriptor", "async_copy")),
-            st.sampled_from((0, 1)), st.sampled_from((False, False, False, True)))
+            st.sampled_from((0, 1)),
+            st.sampled_from((False, False, False, True)) if compat.has(ADD) else st.just(False))
