@@ -201,8 +201,9 @@ def _simpler_grid(case):
         if len(shape) > 1:   # without axis a; the others keep their order
             kept = [o - (o > a) for o in order if o != a]
             yield {"grid": replace(grid, shape=shape[:a] + shape[a + 1:], order=tuple(kept))}
-        if shape[a] > 1:
-            yield {"grid": replace(grid, shape=shape[:a] + (1,) + shape[a + 1:])}
+        for smaller in dict.fromkeys((1, 2, shape[a] - 1)):   # 2: the fewest points that differ
+            if smaller < shape[a]:
+                yield {"grid": replace(grid, shape=shape[:a] + (smaller,) + shape[a + 1:])}
     for simpler in (replace(grid, order=tuple(sorted(order))), replace(grid, reverse=False),
                     replace(grid, prefetch=False)):
         if simpler != grid:

@@ -4,6 +4,8 @@ from hypothesis import given, settings, strategies as st
 
 from fuzz import findings, ir, minimize, oracles, ops, seen_on
 from fuzz.known_findings import BY_ID
+from fuzz.ops.ref import Swap
+from fuzz.ops.ref.common import Iota
 from fuzz.ops.semaphore import Read, Signal, Wait
 from hunting import premise
 
@@ -73,3 +75,12 @@ def test_each_planted_mistake_is_named_by_its_statement(name, data):
     new, stmt, _ = data.draw(ops.mistakes()[name].draw(refs))
     new = new if isinstance(new, tuple) else (new,)
     assert name in stmt.mistakes(ir.Case((*refs, *new), (stmt,)))
+
+
+def test_a_grid_shrinks_to_the_fewest_points_that_still_fail():
+    # A bug in how blocks are written back needs a second grid point: the
+    # reduction goes from 5 to 2, not only to 1, which would lose it.
+    case = ir.Case((ir.Ref("int32", (1,)),), (Swap(ir.View(0), Iota("int32", (1,))),),
+                   ("pallas_call",), grid=ir.Grid((5,), (0,)))
+    result = minimize.minimize(case, lambda c: c.grid is not None and c.grid.size > 1)
+    assert result.case.grid.shape == (2,)
