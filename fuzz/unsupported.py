@@ -19,6 +19,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from fuzz import ir, seen_on
+from fuzz.ops.base import view_class
 from fuzz.ops.control import Loop
 from fuzz.ops.dma import DmaStart, DmaWait
 from fuzz.ops.ref import AddUpdate, MaskedLoad, Swap
@@ -53,7 +54,7 @@ def _case(sem, *body, paths):
 
 # How discharge refuses a transposed view: 0.12 names the class, 0.10 the transform.
 _TRANSPOSE = (r"NotImplementedError: (<class '[\w.]*TransposeTransform'>|"
-              r"Unsupported transform: TransposeTransform)")
+              rf"Unsupported transform: {view_class('Transpose')})")
 
 TABLE: tuple[Unsupported, ...] = (
     Unsupported(
@@ -96,13 +97,12 @@ TABLE: tuple[Unsupported, ...] = (
     # (mesh_kernel does not run there: 0.10 has no pltpu.TensorCoreMesh).
     *(Unsupported(
         f"{name}-not-dischargeable-{path}", path,
-        # 0.10 names the transform's class; up to 0.9, RefReshaper / RefBitcaster.
-        rf"NotImplementedError: Unsupported transform: ({name.capitalize()}Transform|{old}\b)",
+        rf"NotImplementedError: Unsupported transform: {view_class(name.capitalize())}\b",
         f"discharge up to 0.11.1 has no rule for a {name} view",
         ir.Case((ir.Ref("int32", (2, 2)),), (Swap(ir.View(0, (transform,)), value),), (path,)))
-      for name, old, transform, value in (
-          ("reshape", "RefReshaper", ir.Reshape((4,)), Iota("int32", (4,))),
-          ("bitcast", "RefBitcaster", ir.Bitcast("float32"), Iota("float32", (2, 2))))
+      for name, transform, value in (
+          ("reshape", ir.Reshape((4,)), Iota("int32", (4,))),
+          ("bitcast", ir.Bitcast("float32"), Iota("float32", (2, 2))))
       for path in ("abstract", "run_state", "jax_refs", "nested", "pallas_call")),
     *(Unsupported(
         f"single-indexer-{path}", path,

@@ -96,6 +96,21 @@ class Mistake:
     draw: Callable[[tuple], st.SearchStrategy]
 
 
+# A view transform's class as JAX names it in errors: ReshapeTransform from
+# 0.9.1, RefReshaper up to 0.9.0.1 (so for Transpose and Bitcast).
+_OLD_VIEW_CLASS = {"Reshape": "RefReshaper", "Transpose": "RefTransposer", "Bitcast": "RefBitcaster"}
+
+
+def view_class(*kinds: str) -> str:
+    """A regex for the class of a view transform of ``kinds``, on every release.
+
+    >>> view_class("Reshape")
+    '(ReshapeTransform|RefReshaper)'
+    """
+    return "(" + "|".join([f"{k}Transform" for k in kinds]
+                          + [_OLD_VIEW_CLASS[k] for k in kinds]) + ")"
+
+
 @dataclass(frozen=True)
 class KnownFinding:
     id: str

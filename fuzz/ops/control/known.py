@@ -249,6 +249,19 @@ KNOWN_FINDINGS: tuple[KnownFinding, ...] = (
                         ("tpu_interpret",)),
         paths=("tpu_interpret", "tpu_interpret_eager")),
     KnownFinding(
+        "scan-over-memory-ref-has-no-mapping-handler",
+        "0.6.x: a lax.scan that takes a Pallas kernel ref as xs fails as it "
+        "traces ('TypeError: no mapping handler for MemRef<...>{...} of type "
+        "<class 'jax._src.pallas.core.AbstractMemoryRef'>'): core.mapped_aval "
+        "knows state.AbstractRef, but a kernel's refs are the distinct "
+        "AbstractMemoryRef there (0.7.0 makes it an AbstractRef); the same scan "
+        "over the refs of make_jaxpr (plain AbstractRefs) is traced",
+        symptoms=(("valid-runs", r"TypeError: no mapping handler for MemRef<\w*>\{.*\} of type "
+                                 r"<class 'jax\._src\.pallas\.core\.AbstractMemoryRef'>"),),
+        trigger=_is(Loop, lambda loop: bool(loop.xs)),
+        example=ir.Case((_ROWS,), (Loop(ir.Int(3), (_row_store(_ROWS),), "scan", xs=(0,)),),
+                        ("pallas_call",))),
+    KnownFinding(
         "emit-pipeline-closed-over-ref",
         "a pltpu.emit_pipeline body (as the emit_pipeline primitive, "
         "jax_use_emit_pipeline_primitive) that uses a ref of the kernel it is "
@@ -384,7 +397,8 @@ KNOWN_FINDINGS: tuple[KnownFinding, ...] = (
         "error itself: 'JaxprInputEffect Read<...> does not have a corresponding "
         "jaxpr input'); interpret=True (HLO interpreter) runs the same kernel",
         symptoms=(("valid-runs", r"AttributeError: 'Fake' object has no attribute 'arg_names'|"
-                                 r"ValueError: `JaxprInputEffect` \w+<.*> does not have a "
+                                 # (up to 0.10.1 "does not have corresponding jaxpr input")
+                                 r"ValueError: `JaxprInputEffect` \w+<.*> does not have (a )?"
                                  r"corresponding jaxpr input|"
                                  # ...a debug callback of the ref there:
                                  r"TypeError: No xla_shape_handler for type: <class "
@@ -480,6 +494,9 @@ KNOWN_FINDINGS: tuple[KnownFinding, ...] = (
         symptoms=(("valid-runs", r"ValueError: Cannot (signal|wait) on a non-semaphore Ref|"
                                  r"TypeError: No ir_type_handler for aval type: <class "
                                  r"'jax\._src\.state\.types\.AbstractRef'>|"
+                                 # 0.6.2: the primitive is left for XLA to lower
+                                 r"NotImplementedError: MLIR translation rule for primitive "
+                                 r"'semaphore_\w+' not found for platform cpu|"
                                  r"AttributeError: 'Fake' object has no attribute 'arg_names'"),),
         trigger=_wrapping_a_semaphore("checkpoint", "custom_vmap"),
         example=dataclasses.replace(_wrapped_signal_example("checkpoint"), paths=("tpu_interpret",)),

@@ -5,7 +5,7 @@ from __future__ import annotations
 import dataclasses
 
 from fuzz import ir
-from fuzz.ops.base import KnownFinding
+from fuzz.ops.base import KnownFinding, view_class
 from fuzz.ops.dma import mistakes
 from fuzz.ops.dma.start import DmaStart
 from fuzz.ops.control.wrap import Wrap
@@ -84,6 +84,15 @@ _SEMS = ir.Ref("dma", (2,))
 _DATA = ir.Ref("float32", (2,))
 _AT0, _AT1 = (ir.View(0, (ir.At((ir.Int(i),)),)) for i in (0, 1))
 
+def _copy_of_an_operand_in_no_memory_space(case: ir.Case, k: int) -> bool:
+    """A copy (its start or wait) from or to a kernel operand that names no
+    memory space."""
+    stmt = case.statements[k]
+    return isinstance(stmt, (DmaStart, DmaWait)) and any(
+        not case.refs[v.ref].scoped and case.refs[v.ref].memory_space is None
+        for v in (stmt.src, stmt.dst))
+
+
 def _copy_reshaped_then_transformed(case: ir.Case, k: int) -> bool:
     """A copy whose source or destination is reshaped, then transformed again."""
     stmt = case.statements[k]
@@ -93,6 +102,20 @@ def _copy_reshaped_then_transformed(case: ir.Case, k: int) -> bool:
 
 
 KNOWN_FINDINGS = (
+    KnownFinding(
+        "tpu-interpret-copy-of-an-operand-in-no-memory-space",
+        "0.7.0 to 0.9.2: the TPU interpreter fails on a copy from or to a "
+        "kernel operand with no memory space (a pallas_call operand's default "
+        "BlockSpec): the copy looks the buffer up in 'any' (HBM), where the "
+        "interpreter never put it, and raises KeyError: ('any', buffer id, "
+        "device, core) ('hbm' in 0.9.2); interpret=True (HLO interpreter) runs "
+        "the same kernel",
+        symptoms=(("valid-runs", r"CpuCallback error calling callback: KeyError: "
+                                 r"\('(any|hbm)', \d+, \d+, \d+\)"),),
+        trigger=_copy_of_an_operand_in_no_memory_space,
+        example=ir.Case((ir.Ref("dma", ()), _DATA, _DATA),
+                        _copied(ir.View(1), ir.View(2), ir.View(0)), ("tpu_interpret",)),
+        paths=("tpu_interpret", "tpu_interpret_eager")),
     KnownFinding(
         "copy-through-a-reshape-then-another-transform",
         "up to 0.11.1, discharge of a copy (make_async_copy) between views that "
@@ -174,8 +197,8 @@ KNOWN_FINDINGS = (
         "'ReshapeTransform' object has no attribute 'indices'' "
         "(interpret/utils.py to_range takes every transform for an indexer); "
         "the HLO interpreter copies it",
-        symptoms=(("valid-runs", r"AttributeError: '(Reshape|Transpose|Bitcast)Transform' object "
-                                 r"has no attribute 'indices'"),),
+        symptoms=(("valid-runs", rf"AttributeError: '{view_class('Reshape', 'Transpose', 'Bitcast')}' "
+                                 r"object has no attribute 'indices'"),),
         trigger=_copy_view_not_only_indexed,
         example=ir.Case((ir.Ref("dma", ()), _DATA, _DATA), (
             *_copied(ir.View(1, (ir.Reshape((2, 1)),)), ir.View(2, (ir.Reshape((2, 1)),)),

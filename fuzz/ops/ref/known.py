@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from fuzz import ir
-from fuzz.ops.base import KnownFinding
+from fuzz.ops.base import KnownFinding, view_class
 from fuzz.ops.control.cond import Cond
 from fuzz.ops.ref.addupdate import AddUpdate
 from fuzz.ops.ref.common import INTEGER, Iota, Mask, Scalar, produced
@@ -251,7 +251,9 @@ KNOWN_FINDINGS: tuple[KnownFinding, ...] = (
         "a ref of one element reshaped to () (x.reshape(())) is refused at "
         "trace time up to 0.9.0: 'Cannot reshape ref to empty shape', though "
         "NumPy's reshape (and JAX's from 0.9.1) takes it",
-        symptoms=(("valid-runs", r"ValueError: Cannot reshape ref to empty shape"),),
+        symptoms=(("valid-runs", r"ValueError: Cannot reshape ref to empty shape"),
+                  # ...before an invalid program's own error
+                  ("invalid-rejected", r"^ValueError: Cannot reshape ref to empty shape")),
         trigger=_reshaped_to_scalar,
         example=ir.Case((ir.Ref("int32", (1,)),), (
             Swap(ir.View(0, (ir.Reshape(()),)), Iota("int32", ())),),
@@ -383,8 +385,8 @@ KNOWN_FINDINGS: tuple[KnownFinding, ...] = (
         "transform is an indexer (AttributeError: 'ReshapeTransform' object "
         "has no attribute 'indices'), where discharge handles the view",
         symptoms=(("valid-runs", r"CpuCallback error calling callback: AttributeError: "
-                                 r"'(Reshape|Transpose|Bitcast)Transform' object has no attribute "
-                                 r"'indices'"),),
+                                 rf"'{view_class('Reshape', 'Transpose', 'Bitcast')}' object has no "
+                                 r"attribute 'indices'"),),
         trigger=_data_view_not_only_indexed,
         example=ir.Case((ir.Ref("int32", (2, 2)),),
                         (Swap(ir.View(0, (ir.Reshape((4,)),)), Iota("int32", (4,))),),
@@ -529,14 +531,14 @@ KNOWN_FINDINGS: tuple[KnownFinding, ...] = (
             paths=("abstract",))),
     KnownFinding(
         "addupdate-through-reshape-attributeerror",
-        "JAX 0.10: jax.ref.addupdate through a reshaped, transposed (or bitcast) view "
-        "crashes in discharge ('ReshapeTransform' object has no attribute "
-        "'indices'; 'TransposeTransform' object has no attribute 'shape') "
+        "JAX 0.8 to 0.11.1: jax.ref.addupdate through a reshaped, transposed (or bitcast) view "
+        "crashes in discharge ('ReshapeTransform' (up to 0.9.0.1 'RefReshaper') object has no "
+        "attribute 'indices'; 'TransposeTransform' object has no attribute 'shape') "
         "where 0.12 discharges the reshape and refuses the transpose cleanly",
-        symptoms=(("valid-runs", r"AttributeError: '(Reshape|Transpose)Transform' object has no "
-                                 r"attribute '(indices|shape)'"),
+        symptoms=(("valid-runs", rf"AttributeError: '{view_class('Reshape', 'Transpose')}' object "
+                                 r"has no attribute '(indices|shape)'"),
                   # ...and through a bitcast, whose refusal is the clean error there.
-                  ("invalid-rejected", r"^AttributeError: '(Reshape|Transpose|Bitcast)Transform' "
+                  ("invalid-rejected", rf"^AttributeError: '{view_class('Reshape', 'Transpose', 'Bitcast')}' "
                                        r"object has no attribute '(indices|shape)'")),
         trigger=lambda case, k: isinstance(case.statements[k], AddUpdate) and _data_view_not_only_indexed(
             case, k),
