@@ -30,6 +30,20 @@ def test_the_floor_is_the_first_release_with_all_three_apis():
     assert not compat.supported((0, 6, 1)) and not compat.supported((0, 13, 0))
 
 
+def test_a_wrapper_whose_rule_a_release_lacks_is_not_applicable_there(monkeypatch):
+    # As on 0.6.2 to 0.11.0, which register no discharge rule for custom_vmap_call:
+    # the case is skipped with the reason on every path, not reported as failing.
+    case = known_findings.BY_ID["custom-vmap-has-no-transpose-rule"].example
+    assert compat.has_discharge_rule("custom_vmap_call")
+    has_rule = compat.has_discharge_rule
+    monkeypatch.setattr(compat, "has_discharge_rule", lambda p: p != "custom_vmap_call" and has_rule(p))
+    report = oracles.check(case)
+    assert not report.failures and not report.outcomes, report.failures
+    assert set(report.skipped) == set(case.paths)
+    assert all("registers no discharge rule for custom_vmap_call" in why
+               for why in report.skipped.values()), report.skipped
+
+
 def test_a_release_below_the_floor_or_not_a_number_is_one_line_and_exit_2(capsys):
     for bad in ("0.6.1", "0.12", "latest"):
         assert cli(["bisect", "--all", "--releases", bad]) == 2
