@@ -237,6 +237,14 @@ def live_kernel(case: ir.Case):
     return execute("\n".join(lines) + "\n", where)["kernel"]
 
 
+def begin_case() -> None:
+    """Forget earlier cases' kernels, so blame sees this case's only: JAX
+    keeps what it traced (0.7 to 0.9: a jnp function's inner jaxpr), so an
+    equation of this case may carry the traceback of an earlier kernel,
+    whose line is another statement there (or none here: an IndexError)."""
+    _LINES.clear()
+
+
 def statement_at(filename: str, line: int) -> int | None:
     """The statement that line ``line`` of a live kernel's source is."""
     where = _LINES.get(filename)

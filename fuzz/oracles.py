@@ -11,8 +11,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from fuzz import (blame, compat, differential, ir, known_findings, metamorphic, model, paths,
-                  probes, unsupported)
+from fuzz import (blame, compat, differential, emit, ir, known_findings, metamorphic, model,
+                  paths, probes, unsupported)
 
 
 class OracleFailure(AssertionError):
@@ -375,6 +375,7 @@ def check(case: ir.Case, on_paths=None, oracles=ORACLE_NAMES,
 
 
 def _check(case, on_paths, oracles, unsupported_are_findings) -> CaseReport:
+    emit.begin_case()
     report = CaseReport(case)
     wanted = [p for p in ir.PATHS if p in case.paths and (on_paths is None or p in on_paths)]
     for path in wanted:

@@ -2,7 +2,9 @@
 import jax.numpy as jnp
 import pytest
 
-from fuzz import compat, findings, ir, oracles
+from fuzz import compat, emit, findings, ir, oracles
+from fuzz.ops.ref import Get, Swap
+from fuzz.ops.ref.common import Iota
 from fuzz.ops.semaphore import Read, Signal, Wait
 from hunting import known_failure
 from jax._src.pallas import primitives as pallas_primitives
@@ -102,3 +104,17 @@ def test_two_wrong_values_alike_are_two_findings_linked(plant, tmp_path):
     assert new and twice.id != lost.id and twice.related == [lost.id]
     assert "update lost" in lost.signature and "update applied twice" in twice.signature
     assert f"[{lost.id}]({lost.id}.md)" in (tmp_path / "r" / f"{twice.id}.md").read_text()
+
+
+def test_blame_reads_no_line_of_an_earlier_cases_kernel():
+    # JAX 0.7 to 0.9 may hand an equation of one case the traceback of an
+    # earlier case's kernel (what it traced is cached with its source info):
+    # that line is another statement there, and may be none here.
+    first = ir.Case((ir.Ref("int32", (2,)),), (Get(ir.View(0)), Swap(ir.View(0), Iota("int32", (2,)))),
+                    ("abstract",))
+    kernel = emit.live_kernel(first)
+    _, where = emit.kernel_lines(first)
+    line = next(n for n, k in where.items() if k == 1)
+    assert emit.statement_at(kernel.__code__.co_filename, line) == 1
+    oracles.check(ir.Case((ir.Ref("int32", ()),), (Get(ir.View(0)),), ("abstract",)))
+    assert emit.statement_at(kernel.__code__.co_filename, line) is None
