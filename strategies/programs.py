@@ -11,6 +11,7 @@ from hypothesis.errors import InvalidArgument
 
 from fuzz import ir
 from fuzz.ops import mistakes as mistake_table, ops as all_ops
+from fuzz.ops.base import drawn_by
 from fuzz.ops.control.common import seen
 from fuzz.ops.semaphore import Read, Signal, Wait
 from fuzz.ops.semaphore.common import counts
@@ -150,7 +151,6 @@ def _statement_in(draw, refs, families, kinds_of, options, visible, depth, neste
     come ``depth`` levels deep, half as often as the others; a nested one
     writes no ``out`` slot (a read runs once, at the top level)."""
     def block(inner_visible, inner_refs=None):
-        @st.composite
         def draw_block(draw):
             stmts = ()
             for _ in range(draw(st.integers(0, 3))):
@@ -160,7 +160,7 @@ def _statement_in(draw, refs, families, kinds_of, options, visible, depth, neste
                     break
                 stmts += (stmt,)
             return stmts
-        return draw_block()
+        return drawn_by(draw_block)
 
     # Each family's draws, built once: whether it has any decides whether it
     # is drawn from.

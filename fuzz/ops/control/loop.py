@@ -12,6 +12,7 @@ from dataclasses import dataclass, replace
 from hypothesis import strategies as st
 
 from fuzz import ir
+from fuzz.ops.base import drawn_by
 from fuzz.ops.control.common import (SlicingOp, operand_ints, reslices, sliceable,
                                      slicing_block, some_of)
 
@@ -118,7 +119,6 @@ class Loop(SlicingOp):
             return None
         can_slice = sliceable(refs)
 
-        @st.composite
         def loops(draw):
             via = draw(st.sampled_from(VIA))
             count = draw(operand_ints(dynamic=dynamic and via != "scan"))
@@ -133,4 +133,4 @@ class Loop(SlicingOp):
             reverse = via == "scan" and draw(st.booleans())
             inner = draw(slicing_block(block, body, refs, xs))
             return cls(count, inner, via, reverse, unroll, xs)
-        return loops().filter(lambda loop: not reslices(loop))
+        return drawn_by(loops).filter(lambda loop: not reslices(loop))

@@ -20,6 +20,7 @@ from dataclasses import dataclass, replace
 from hypothesis import strategies as st
 
 from fuzz import compat, ir
+from fuzz.ops.base import drawn_by
 from fuzz.ops.control.common import SlicingOp, reslices, sliceable, slicing_block, some_of
 
 # The only device a CPU may trace a pipeline for (DISCHARGE_SURFACE.md).
@@ -98,12 +99,11 @@ class Pipeline(SlicingOp):
         if not can_slice:
             return None
 
-        @st.composite
         def pipelines(draw):
             xs = draw(some_of(refs, can_slice))
             return cls(refs[xs[0]].shape[0], xs, draw(slicing_block(block, body, refs, xs)),
                        draw(st.booleans()))
-        return pipelines().filter(lambda p: not reslices(p))
+        return drawn_by(pipelines).filter(lambda p: not reslices(p))
 
 
 def _spec(ref: ir.Ref) -> str:

@@ -27,7 +27,7 @@ import numpy as np
 from hypothesis import strategies as st
 
 from fuzz import ir
-from fuzz.ops.base import Op
+from fuzz.ops.base import Op, drawn_by
 
 # What local copies take beyond make_async_copy(src, dst, sem) and .wait()
 # (features of fuzz.compat: 0.12.0 on).
@@ -192,7 +192,6 @@ def copies(refs, *, among, dynamic, max_chain, transforms):
         return None
     kinds = tuple(TRANSFORM_KINDS if transforms is None else transforms)
 
-    @st.composite
     def pair(draw):
         dst_ref = draw(st.sampled_from(usable))
         kind = refs[dst_ref].kind
@@ -225,7 +224,7 @@ def copies(refs, *, among, dynamic, max_chain, transforms):
         src_ref = next((i for i in (*others, dst_ref) if refs[i].shape == refs[dst_ref].shape
                         and refs[i].kind == refs[dst_ref].kind), dst_ref)
         return ir.View(src_ref, dst.transforms), dst
-    return pair()
+    return drawn_by(pair)
 
 
 def _disjoint(refs, a: ir.View, b: ir.View) -> bool:

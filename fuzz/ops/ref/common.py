@@ -16,7 +16,7 @@ import numpy as np
 from hypothesis import strategies as st
 
 from fuzz import ir
-from fuzz.ops.base import Op
+from fuzz.ops.base import Op, drawn_by
 
 INTEGER = ("int8", "int16", "int32", "uint8", "uint16", "uint32", "int64")
 FLOATING = ("float16", "bfloat16", "float32", "float64")
@@ -244,7 +244,6 @@ def data_views(refs, *, among, dynamic, max_chain, transforms, last_at_only=Fals
         return None
     allowed = tuple(TRANSFORM_KINDS if transforms is None else transforms)
 
-    @st.composite
     def views(draw):
         ref = draw(st.sampled_from(usable))
         shape = refs[ref].shape
@@ -259,7 +258,7 @@ def data_views(refs, *, among, dynamic, max_chain, transforms, last_at_only=Fals
         if "at" in allowed and after and 0 not in after and draw(st.booleans()):
             chain += (draw(at_indexers(after, dynamic=dynamic)),)
         return ir.View(ref, chain)
-    return views()
+    return drawn_by(views)
 
 
 def views_and_values(refs, body, *, among, dynamic, max_chain, transforms, last_at_only=False):

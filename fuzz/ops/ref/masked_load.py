@@ -12,6 +12,7 @@ import numpy as np
 from hypothesis import strategies as st
 
 from fuzz import ir
+from fuzz.ops.base import drawn_by
 from fuzz.ops.ref.common import (FLOATING, Mask, RefOp, Scalar, Value, broadcastable,
                                  masked_indexable, masks, value_of, value_source, values,
                                  views_and_values)
@@ -83,7 +84,6 @@ class MaskedLoad(RefOp):
             return None
         views, earlier = drawn
 
-        @st.composite
         def loads(draw):
             view = draw(views.filter(lambda v: masked_indexable(refs, v)))
             shape = ir.view_shape(refs, view)
@@ -95,4 +95,4 @@ class MaskedLoad(RefOp):
             scalar = st.integers(0, 20).map(
                 float if kind in FLOATING else bool if kind == "bool" else int).map(Scalar)
             return cls(view, mask, draw(values(refs, view, earlier) | scalar))
-        return loads()
+        return drawn_by(loads)

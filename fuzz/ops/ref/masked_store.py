@@ -12,6 +12,7 @@ import numpy as np
 from hypothesis import strategies as st
 
 from fuzz import ir
+from fuzz.ops.base import drawn_by
 from fuzz.ops.ref.common import (Mask, RefOp, Value, constant_like, masked_indexable, masks,
                                  stores_twice, unspecified_store, value_mistakes, value_of,
                                  value_source, values, views_and_values, written)
@@ -64,10 +65,9 @@ class MaskedStore(RefOp):
             return None
         views, earlier = drawn
 
-        @st.composite
         def stores(draw):
             view = draw(views.filter(lambda v: masked_indexable(refs, v)
                                      and not stores_twice(refs, v)))
             mask = draw(st.none() | masks(ir.view_shape(refs, view)))
             return cls(view, draw(values(refs, view, earlier)), mask)
-        return stores()
+        return drawn_by(stores)
