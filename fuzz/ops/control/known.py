@@ -205,6 +205,18 @@ KNOWN_FINDINGS: tuple[KnownFinding, ...] = (
         example=ir.Case((ir.Ref("bool", (1,)), ir.Ref("bool", (0,))), (Loop(ir.Int(0, True), (
             Swap(ir.View(0), Iota("bool", (1,), 0)),)),), ("eager",))),
     KnownFinding(
+        "vmap-while-batched-count-cond-not-scalar",
+        "0.8.0 and 0.8.1: jit(vmap(f)) where f runs a fori_loop whose trip "
+        "count is batched and stores into a jax.new_ref fails: the while "
+        "rule's batched loop ends up with the batched predicate as its "
+        "condition ('TypeError: cond_fun must return a boolean scalar, but got "
+        "output type(s) [ShapedArray(bool[2])]'), whatever the ref's batch axis",
+        symptoms=(("vmap-stack", r"^vmap raised TypeError: cond_fun must return a boolean scalar, "
+                                 r"but got output type\(s\) \[ShapedArray\(bool\["),),
+        trigger=_is(Loop, _storing_loop_on_dyn),
+        example=ir.Case((ir.Ref("bool", (1,)), ir.Ref("bool", (0,))), (Loop(ir.Int(0, True), (
+            Swap(ir.View(0), Iota("bool", (1,), 0)),)),), ("eager",))),
+    KnownFinding(
         "vmap-while-batched-count-ref-off-leading-axis-silent",
         "the same select as vmap-while-batched-count-ref-off-leading-axis, "
         "where the batched predicate's shape happens to fit the carried ref "
@@ -237,6 +249,17 @@ KNOWN_FINDINGS: tuple[KnownFinding, ...] = (
         trigger=_is(Loop, lambda loop: bool(loop.xs) and loop.count.value == 0),
         example=ir.Case((ir.Ref("float32", (0, 2)),), (Loop(ir.Int(0), (_row_store(
             ir.Ref("float32", (0, 2))),), "scan", xs=(0,)),), ("run_state",))),
+    KnownFinding(
+        "scan-over-zero-length-refs-reverse-mode",
+        "0.6.2 and 0.7.0: reverse-mode AD of a pl.run_state program with a "
+        "lax.scan of length 0 over a ref as xs fails with a KeyError on the "
+        "ref's variable ('KeyError: Var(id=...):Ref{float32[0,2]}'); the "
+        "program itself, and forward mode, run",
+        symptoms=(("grad-matches", r"^rev derivatives of .*: KeyError: Var\(id=.*\):Ref\{\w+\[0[\d,]*\]\}"),),
+        trigger=_is(Loop, lambda loop: bool(loop.xs) and loop.count.value == 0),
+        example=ir.Case((ir.Ref("float32", (0, 2)),), (Loop(ir.Int(0), (_row_store(
+            ir.Ref("float32", (0, 2))),), "scan", xs=(0,)),), ("run_state",)),
+        paths=("run_state",)),
     KnownFinding(
         "tpu-interpret-scan-over-refs",
         "the TPU interpreter fails on a lax.scan that takes a kernel ref as xs: "
@@ -538,6 +561,16 @@ KNOWN_FINDINGS: tuple[KnownFinding, ...] = (
         example=ir.Case((ir.Ref("int16", ()), ir.Ref("int16", (0,))), (Cond(ir.Int(0), (
             (), (Inspect(ir.View(1)), Inspect(ir.View(0))), ())),), ("abstract", "run_state"))),
     KnownFinding(
+        "shard-map-of-a-ref-fails-reshard-assertion",
+        "0.9.0 and 0.9.0.1: a jax.shard_map that takes a ref as an argument "
+        "fails as it traces with a bare AssertionError: the reshard of its "
+        "argument (pjit._reshard_abstract_eval) asserts that the aval is a "
+        "ShapedArray, and a ref's is an AbstractRef",
+        symptoms=(("valid-runs", r"^AssertionError: $"),),
+        trigger=_wrapping_a_ref("shard_map"),
+        example=ir.Case((ir.Ref("int32", (3,)),), (Wrap("shard_map", (
+            Swap(ir.View(0), Iota("int32", (3,))),)),), ("abstract",))),
+    KnownFinding(
         "shard-map-partial-discharge-discharges-kept-ref",
         "discharging all refs but one (should_discharge) through a jax.shard_map "
         "that takes the kept ref as an argument: the shard_map rule discharges "
@@ -553,7 +586,10 @@ KNOWN_FINDINGS: tuple[KnownFinding, ...] = (
                                         r"function .* traced for shard_map returned a mutable "
                                         r"array reference|Did not ask for inval to be "
                                         r"discharged but it was)"),),
-        trigger=_wrapping_a_ref("shard_map"),
+        # (a scan over the ref, xs, is on it too: 0.7.2 to 0.11.0 report it so)
+        trigger=lambda case, k: _wrapping_a_ref("shard_map")(case, k) or _is(
+            Wrap, lambda w: w.via == "shard_map" and any(
+                isinstance(s, Loop) and s.xs for s in ir.flat(w.body)))(case, k),
         example=ir.Case((ir.Ref("int32", (3,)),), (Wrap("shard_map", (Get(
             ir.View(0, (ir.At((ir.Int(1),)),))),)),), ("abstract",))),
     KnownFinding(

@@ -195,6 +195,18 @@ KNOWN_FINDINGS: tuple[KnownFinding, ...] = (
         example=_case(ir.Ref("int16", ()),
                       Signal(ir.View(0, (ir.Reshape(()),)), ir.Int(1)))),
     KnownFinding(
+        "semaphore-reshape-asks-for-a-numpy-dtype",
+        "sem.reshape(...) of a semaphore ref fails as it traces, for a valid "
+        "program as for an invalid one: RefReshaper.from_ref_new_shape takes "
+        "dtypes.dtype(ref.dtype), and a semaphore dtype is none of NumPy's "
+        "('TypeError: Cannot determine dtype of dma_sem')",
+        symptoms=(("valid-runs", r"TypeError: Cannot determine dtype of \w+"),
+                  (_INVALID, r"^TypeError: Cannot determine dtype of \w+")),
+        trigger=_both(_has(ir.Reshape), lambda case, k: any(
+            case.refs[v.ref].is_semaphore for v in ir.views(case.statements[k]))),
+        example=ir.Case((ir.Ref("dma", ()),), (
+            Read(ir.View(0, (ir.Reshape((1,)), ir.At((ir.Int(0),))))),), ("abstract",))),
+    KnownFinding(
         "transpose-not-dischargeable",
         "a transposed semaphore view traces but its discharge raises NotImplementedError",
         # In valid programs this is an unsupported feature (fuzz/unsupported.py);
