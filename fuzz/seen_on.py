@@ -156,5 +156,6 @@ def _judge_refused(entry) -> str:
     if not report.failures and not refused:
         return "good"
     if report.failures:
-        return "other: " + _first(report)
+        known = report.failures[0].known
+        return f"other: matches {known} first" if known else "other: " + _first(report)
     return "other: refused as " + ", ".join(e.id for e in refused)

@@ -51,6 +51,16 @@ def _wrapping_a_ref(*vias):
     return trigger
 
 
+def _wrapping_a_ref_or_scanning_one(*vias):
+    """A `Wrap` (via one of ``vias``) with a statement on a ref inside, or a
+    scan over one (``xs``)."""
+    def trigger(case: ir.Case, k: int) -> bool:
+        stmt = case.statements[k]
+        return _wrapping_a_ref(*vias)(case, k) or isinstance(stmt, Wrap) and stmt.via in vias \
+            and any(isinstance(s, Loop) and s.xs for s in ir.flat(stmt.body))
+    return trigger
+
+
 def _reading_dyn_in_a_scope(*vias):
     """A `Wrap` (via one of ``vias``) reading a dynamic operand (``dyn``, a
     ref the kernel closes over) in a kernel that allocates with run_scoped."""
@@ -567,7 +577,7 @@ KNOWN_FINDINGS: tuple[KnownFinding, ...] = (
         "argument (pjit._reshard_abstract_eval) asserts that the aval is a "
         "ShapedArray, and a ref's is an AbstractRef",
         symptoms=(("valid-runs", r"^AssertionError: $"),),
-        trigger=_wrapping_a_ref("shard_map"),
+        trigger=_wrapping_a_ref_or_scanning_one("shard_map"),
         example=ir.Case((ir.Ref("int32", (3,)),), (Wrap("shard_map", (
             Swap(ir.View(0), Iota("int32", (3,))),)),), ("abstract",))),
     KnownFinding(
@@ -587,9 +597,7 @@ KNOWN_FINDINGS: tuple[KnownFinding, ...] = (
                                         r"array reference|Did not ask for inval to be "
                                         r"discharged but it was)"),),
         # (a scan over the ref, xs, is on it too: 0.7.2 to 0.11.0 report it so)
-        trigger=lambda case, k: _wrapping_a_ref("shard_map")(case, k) or _is(
-            Wrap, lambda w: w.via == "shard_map" and any(
-                isinstance(s, Loop) and s.xs for s in ir.flat(w.body)))(case, k),
+        trigger=_wrapping_a_ref_or_scanning_one("shard_map"),
         example=ir.Case((ir.Ref("int32", (3,)),), (Wrap("shard_map", (Get(
             ir.View(0, (ir.At((ir.Int(1),)),))),)),), ("abstract",))),
     KnownFinding(
