@@ -11,7 +11,6 @@ from hypothesis.errors import InvalidArgument
 
 from fuzz import ir
 from fuzz.ops import mistakes as mistake_table, ops as all_ops
-from fuzz.ops.base import drawn_by
 from fuzz.ops.control.common import seen
 from fuzz.ops.semaphore import Read, Signal, Wait
 from fuzz.ops.semaphore.common import counts
@@ -145,22 +144,29 @@ ENDINGS = ("none", "balanced", "readout", "balanced+readout")
 
 
 @st.composite
+def _block(draw, refs, families, kinds_of, options, visible, depth):
+    """Up to three statements of a control statement's block (`_statement_in`).
+    Module-level, as every composite here: ``@st.composite`` on a function
+    defined inside another re-reads its source each time (40% of drawing a
+    program, when the blocks and six op draws were written so)."""
+    stmts = ()
+    for _ in range(draw(st.integers(0, 3))):
+        stmt = draw(_statement_in(refs, families, kinds_of, options, (*visible, *seen(stmts)),
+                                  depth, True))
+        if stmt is None:
+            break
+        stmts += (stmt,)
+    return stmts
+
+
+@st.composite
 def _statement_in(draw, refs, families, kinds_of, options, visible, depth, nested=False):
     """A statement of one family (its refs ``families[f]``) after
     ``visible``, or None when no family has a ref to use. Control statements
     come ``depth`` levels deep, half as often as the others; a nested one
     writes no ``out`` slot (a read runs once, at the top level)."""
     def block(inner_visible, inner_refs=None):
-        def draw_block(draw):
-            stmts = ()
-            for _ in range(draw(st.integers(0, 3))):
-                stmt = draw(_statement_in(inner_refs or refs, families, kinds_of, options,
-                                          (*inner_visible, *seen(stmts)), depth - 1, True))
-                if stmt is None:
-                    break
-                stmts += (stmt,)
-            return stmts
-        return drawn_by(draw_block)
+        return _block(inner_refs or refs, families, kinds_of, options, inner_visible, depth - 1)
 
     # Each family's draws, built once: whether it has any decides whether it
     # is drawn from.

@@ -17,18 +17,6 @@ from fuzz import ir
 Trigger = Callable[[ir.Case, int], bool]
 
 
-@st.composite
-def drawn_by(draw, draw_value: Callable, *args):
-    """The strategy of ``draw_value(draw, *args)``, for a draw function that
-    is a closure inside another: ``@st.composite`` on a nested function
-    re-reads its source each time it decorates it, which was 40% of drawing
-    a program.
-
-    >>> drawn_by(lambda draw, n: draw(st.integers(0, n)), 3)   # 0 to 3
-    """
-    return draw_value(draw, *args)
-
-
 class Op(ir.Statement):
     """Interface of a statement kind (class attributes ``tag``, ``primitive``,
     ``family`` come from `ir.Statement`)."""

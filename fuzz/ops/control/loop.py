@@ -12,11 +12,28 @@ from dataclasses import dataclass, replace
 from hypothesis import strategies as st
 
 from fuzz import ir
-from fuzz.ops.base import drawn_by
 from fuzz.ops.control.common import (SlicingOp, operand_ints, reslices, sliceable,
                                      slicing_block, some_of)
 
 VIA = ("fori_loop", "while_loop", "scan")
+
+
+@st.composite
+def _loops(draw, cls, refs, block, body, dynamic, can_slice):
+    """A loop of `Loop.draws` (module-level: see strategies.programs._block)."""
+    via = draw(st.sampled_from(VIA))
+    count = draw(operand_ints(dynamic=dynamic and via != "scan"))
+    xs = ()
+    if via == "scan":
+        count = ir.Int(max(count.value, 0))
+        if can_slice and draw(st.integers(0, 3)):
+            xs = draw(some_of(refs, can_slice))
+            count = ir.Int(refs[xs[0]].shape[0])
+    static = via == "scan" or via == "fori_loop" and not count.dynamic
+    unroll = draw(st.sampled_from((1, 1, 2))) if static else 1
+    reverse = via == "scan" and draw(st.booleans())
+    inner = draw(slicing_block(block, body, refs, xs))
+    return cls(count, inner, via, reverse, unroll, xs)
 
 
 @dataclass(frozen=True)
@@ -119,18 +136,4 @@ class Loop(SlicingOp):
             return None
         can_slice = sliceable(refs)
 
-        def loops(draw):
-            via = draw(st.sampled_from(VIA))
-            count = draw(operand_ints(dynamic=dynamic and via != "scan"))
-            xs = ()
-            if via == "scan":
-                count = ir.Int(max(count.value, 0))
-                if can_slice and draw(st.integers(0, 3)):
-                    xs = draw(some_of(refs, can_slice))
-                    count = ir.Int(refs[xs[0]].shape[0])
-            static = via == "scan" or via == "fori_loop" and not count.dynamic
-            unroll = draw(st.sampled_from((1, 1, 2))) if static else 1
-            reverse = via == "scan" and draw(st.booleans())
-            inner = draw(slicing_block(block, body, refs, xs))
-            return cls(count, inner, via, reverse, unroll, xs)
-        return drawn_by(loops).filter(lambda loop: not reslices(loop))
+        return _loops(cls, refs, block, body, dynamic, can_slice).filter(lambda loop: not reslices(loop))

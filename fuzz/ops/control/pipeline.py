@@ -20,7 +20,6 @@ from dataclasses import dataclass, replace
 from hypothesis import strategies as st
 
 from fuzz import compat, ir
-from fuzz.ops.base import drawn_by
 from fuzz.ops.control.common import SlicingOp, reslices, sliceable, slicing_block, some_of
 
 # The only device a CPU may trace a pipeline for (DISCHARGE_SURFACE.md).
@@ -28,6 +27,14 @@ MESH = ("jax.sharding.AbstractMesh((), (), abstract_device=jax.sharding.Abstract
         "'TPU v6 lite', 1, 'tpu'))")
 _KERNELS_ONLY = dict.fromkeys(("run_state", "jax_refs", "eager"),
                               "emit_pipeline exists only inside Pallas TPU kernels")
+
+
+@st.composite
+def _pipelines(draw, cls, refs, block, body, can_slice):
+    """A pipeline of `Pipeline.draws`."""
+    xs = draw(some_of(refs, can_slice))
+    return cls(refs[xs[0]].shape[0], xs, draw(slicing_block(block, body, refs, xs)),
+               draw(st.booleans()))
 
 
 @dataclass(frozen=True)
@@ -99,11 +106,7 @@ class Pipeline(SlicingOp):
         if not can_slice:
             return None
 
-        def pipelines(draw):
-            xs = draw(some_of(refs, can_slice))
-            return cls(refs[xs[0]].shape[0], xs, draw(slicing_block(block, body, refs, xs)),
-                       draw(st.booleans()))
-        return drawn_by(pipelines).filter(lambda p: not reslices(p))
+        return _pipelines(cls, refs, block, body, can_slice).filter(lambda p: not reslices(p))
 
 
 def _spec(ref: ir.Ref) -> str:

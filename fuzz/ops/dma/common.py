@@ -27,7 +27,7 @@ import numpy as np
 from hypothesis import strategies as st
 
 from fuzz import ir
-from fuzz.ops.base import Op, drawn_by
+from fuzz.ops.base import Op
 
 # What local copies take beyond make_async_copy(src, dst, sem) and .wait()
 # (features of fuzz.compat: 0.12.0 on).
@@ -180,51 +180,56 @@ def dma_semaphores(refs, among=None) -> list[int]:
         r.kind == "dma" or r.kind == "int16" and among is not None and i not in among)]
 
 
+@st.composite
+def _copy_pair(draw, refs, usable, kinds, dynamic, max_chain):
+    """A (src, dst) pair of `copies`."""
+    from strategies.transforms import transform_chains
+    dst_ref = draw(st.sampled_from(usable))
+    kind = refs[dst_ref].kind
+    if not [i for i in usable if i != dst_ref and refs[i].kind == kind] and \
+            refs[dst_ref].shape[:1] >= (2,) and draw(st.booleans()):
+        # One ref of its dtype: a copy between two of its rows.
+        a, b = draw(st.lists(st.integers(0, refs[dst_ref].shape[0] - 1), min_size=2,
+                             max_size=2, unique=True))
+        return (ir.View(dst_ref, (ir.At((ir.Int(a),)),)),
+                ir.View(dst_ref, (ir.At((ir.Int(b),)),)))
+    dst = ir.View(dst_ref, draw(transform_chains(
+        refs[dst_ref].shape, max_length=max_chain, dynamic=dynamic, scalar=False,
+        kinds=kinds, dtype=refs[dst_ref].kind)))
+    shape, kind = ir.view_shape(refs, dst), ir.view_dtype(refs, dst)
+    # A source of the same shape and dtype: a chain on a ref of that dtype
+    # (or the destination's, bitcast) reaching the shape, found by
+    # drawing a few chains.
+    same = [i for i in usable if refs[i].kind in (kind, refs[dst_ref].kind)]
+    others = [i for i in same if i != dst_ref]   # a ref copied into itself races often
+    src_ref = draw(st.sampled_from(others or same))
+    for _ in range(6):
+        chain = draw(transform_chains(refs[src_ref].shape, max_length=max_chain,
+                                      dynamic=dynamic, scalar=False, kinds=kinds,
+                                      dtype=refs[src_ref].kind))
+        src = ir.View(src_ref, chain)
+        if (ir.view_shape(refs, src), ir.view_dtype(refs, src)) == (shape, kind) and (
+                src_ref != dst_ref or _disjoint(refs, src, dst)):
+            return src, dst
+    # The destination's own chain, on a ref of its shape, always fits.
+    src_ref = next((i for i in (*others, dst_ref) if refs[i].shape == refs[dst_ref].shape
+                    and refs[i].kind == refs[dst_ref].kind), dst_ref)
+    return ir.View(src_ref, dst.transforms), dst
+
+
 def copies(refs, *, among, dynamic, max_chain, transforms):
     """(src, dst) view pairs of data refs among ``among``: the same shape
     and dtype, each through a transform chain as data refs are drawn
     (a destination drawn first, then a source of its shape, or the same
     view shape of another ref), or None when no data ref is there."""
     from fuzz.ops.ref.common import data_ref_numbers
-    from strategies.transforms import TRANSFORM_KINDS, transform_chains
+    from strategies.transforms import TRANSFORM_KINDS
     usable = data_ref_numbers(refs, among)
     if not usable:
         return None
     kinds = tuple(TRANSFORM_KINDS if transforms is None else transforms)
 
-    def pair(draw):
-        dst_ref = draw(st.sampled_from(usable))
-        kind = refs[dst_ref].kind
-        if not [i for i in usable if i != dst_ref and refs[i].kind == kind] and \
-                refs[dst_ref].shape[:1] >= (2,) and draw(st.booleans()):
-            # One ref of its dtype: a copy between two of its rows.
-            a, b = draw(st.lists(st.integers(0, refs[dst_ref].shape[0] - 1), min_size=2,
-                                 max_size=2, unique=True))
-            return (ir.View(dst_ref, (ir.At((ir.Int(a),)),)),
-                    ir.View(dst_ref, (ir.At((ir.Int(b),)),)))
-        dst = ir.View(dst_ref, draw(transform_chains(
-            refs[dst_ref].shape, max_length=max_chain, dynamic=dynamic, scalar=False,
-            kinds=kinds, dtype=refs[dst_ref].kind)))
-        shape, kind = ir.view_shape(refs, dst), ir.view_dtype(refs, dst)
-        # A source of the same shape and dtype: a chain on a ref of that dtype
-        # (or the destination's, bitcast) reaching the shape, found by
-        # drawing a few chains.
-        same = [i for i in usable if refs[i].kind in (kind, refs[dst_ref].kind)]
-        others = [i for i in same if i != dst_ref]   # a ref copied into itself races often
-        src_ref = draw(st.sampled_from(others or same))
-        for _ in range(6):
-            chain = draw(transform_chains(refs[src_ref].shape, max_length=max_chain,
-                                          dynamic=dynamic, scalar=False, kinds=kinds,
-                                          dtype=refs[src_ref].kind))
-            src = ir.View(src_ref, chain)
-            if (ir.view_shape(refs, src), ir.view_dtype(refs, src)) == (shape, kind) and (
-                    src_ref != dst_ref or _disjoint(refs, src, dst)):
-                return src, dst
-        # The destination's own chain, on a ref of its shape, always fits.
-        src_ref = next((i for i in (*others, dst_ref) if refs[i].shape == refs[dst_ref].shape
-                        and refs[i].kind == refs[dst_ref].kind), dst_ref)
-        return ir.View(src_ref, dst.transforms), dst
-    return drawn_by(pair)
+    return _copy_pair(refs, usable, kinds, dynamic, max_chain)
 
 
 def _disjoint(refs, a: ir.View, b: ir.View) -> bool:

@@ -16,7 +16,7 @@ import numpy as np
 from hypothesis import strategies as st
 
 from fuzz import ir
-from fuzz.ops.base import Op, drawn_by
+from fuzz.ops.base import Op
 
 INTEGER = ("int8", "int16", "int32", "uint8", "uint16", "uint32", "int64")
 FLOATING = ("float16", "bfloat16", "float32", "float64")
@@ -235,30 +235,35 @@ def data_ref_numbers(refs, among) -> list[int]:
             and (among is None or i in among)]
 
 
+@st.composite
+def _data_views(draw, refs, usable, allowed, dynamic, max_chain, last_at_only):
+    """A view of `data_views`."""
+    from strategies.transforms import at_indexers, transform_chains
+    ref = draw(st.sampled_from(usable))
+    shape = refs[ref].shape
+    if not last_at_only:
+        chain = draw(transform_chains(shape, max_length=max_chain, dynamic=dynamic,
+                                      scalar=False, kinds=allowed, dtype=refs[ref].kind))
+        return ir.View(ref, chain)
+    chain = draw(transform_chains(shape, max_length=max_chain, dynamic=dynamic, scalar=False,
+                                  kinds=tuple(k for k in allowed if k != "at"),
+                                  dtype=refs[ref].kind))
+    after = ir.view_shape(refs, ir.View(ref, chain))
+    if "at" in allowed and after and 0 not in after and draw(st.booleans()):
+        chain += (draw(at_indexers(after, dynamic=dynamic)),)
+    return ir.View(ref, chain)
+
+
 def data_views(refs, *, among, dynamic, max_chain, transforms, last_at_only=False):
     """Views of the data refs among ``refs`` (any shape, in bounds); with
     ``last_at_only``, at most one indexer, and it comes last (addupdate)."""
-    from strategies.transforms import TRANSFORM_KINDS, at_indexers, transform_chains
+    from strategies.transforms import TRANSFORM_KINDS
     usable = data_ref_numbers(refs, among)
     if not usable:
         return None
     allowed = tuple(TRANSFORM_KINDS if transforms is None else transforms)
 
-    def views(draw):
-        ref = draw(st.sampled_from(usable))
-        shape = refs[ref].shape
-        if not last_at_only:
-            chain = draw(transform_chains(shape, max_length=max_chain, dynamic=dynamic,
-                                          scalar=False, kinds=allowed, dtype=refs[ref].kind))
-            return ir.View(ref, chain)
-        chain = draw(transform_chains(shape, max_length=max_chain, dynamic=dynamic, scalar=False,
-                                      kinds=tuple(k for k in allowed if k != "at"),
-                                      dtype=refs[ref].kind))
-        after = ir.view_shape(refs, ir.View(ref, chain))
-        if "at" in allowed and after and 0 not in after and draw(st.booleans()):
-            chain += (draw(at_indexers(after, dynamic=dynamic)),)
-        return ir.View(ref, chain)
-    return drawn_by(views)
+    return _data_views(refs, usable, allowed, dynamic, max_chain, last_at_only)
 
 
 def views_and_values(refs, body, *, among, dynamic, max_chain, transforms, last_at_only=False):

@@ -12,7 +12,6 @@ import numpy as np
 from hypothesis import strategies as st
 
 from fuzz import ir
-from fuzz.ops.base import drawn_by
 from fuzz.ops.ref.common import (FLOATING, Mask, RefOp, Scalar, Value, broadcastable,
                                  masked_indexable, masks, value_of, value_source, values,
                                  views_and_values)
@@ -24,6 +23,21 @@ def fits(mask: Mask, shape: tuple[int, ...]) -> bool:
         return np.broadcast_shapes(shape, mask.shape) == tuple(shape)
     except ValueError:
         return False
+
+
+@st.composite
+def _loads(draw, cls, refs, views, earlier):
+    """A masked load of `MaskedLoad.draws`."""
+    view = draw(views.filter(lambda v: masked_indexable(refs, v)))
+    shape = ir.view_shape(refs, view)
+    mask = draw(st.none() | broadcastable(shape).flatmap(masks))
+    if not draw(st.booleans()):
+        return cls(view, mask)
+    # ``other`` broadcasts against the loaded lanes, as jnp.where does.
+    kind = ir.view_dtype(refs, view)
+    scalar = st.integers(0, 20).map(
+        float if kind in FLOATING else bool if kind == "bool" else int).map(Scalar)
+    return cls(view, mask, draw(values(refs, view, earlier) | scalar))
 
 
 @dataclass(frozen=True)
@@ -84,15 +98,4 @@ class MaskedLoad(RefOp):
             return None
         views, earlier = drawn
 
-        def loads(draw):
-            view = draw(views.filter(lambda v: masked_indexable(refs, v)))
-            shape = ir.view_shape(refs, view)
-            mask = draw(st.none() | broadcastable(shape).flatmap(masks))
-            if not draw(st.booleans()):
-                return cls(view, mask)
-            # ``other`` broadcasts against the loaded lanes, as jnp.where does.
-            kind = ir.view_dtype(refs, view)
-            scalar = st.integers(0, 20).map(
-                float if kind in FLOATING else bool if kind == "bool" else int).map(Scalar)
-            return cls(view, mask, draw(values(refs, view, earlier) | scalar))
-        return drawn_by(loads)
+        return _loads(cls, refs, views, earlier)

@@ -12,10 +12,18 @@ import numpy as np
 from hypothesis import strategies as st
 
 from fuzz import ir
-from fuzz.ops.base import drawn_by
 from fuzz.ops.ref.common import (Mask, RefOp, Value, constant_like, masked_indexable, masks,
                                  stores_twice, unspecified_store, value_mistakes, value_of,
                                  value_source, values, views_and_values, written)
+
+
+@st.composite
+def _stores(draw, cls, refs, views, earlier):
+    """A masked store of `MaskedStore.draws`."""
+    view = draw(views.filter(lambda v: masked_indexable(refs, v)
+                             and not stores_twice(refs, v)))
+    mask = draw(st.none() | masks(ir.view_shape(refs, view)))
+    return cls(view, draw(values(refs, view, earlier)), mask)
 
 
 @dataclass(frozen=True)
@@ -65,9 +73,4 @@ class MaskedStore(RefOp):
             return None
         views, earlier = drawn
 
-        def stores(draw):
-            view = draw(views.filter(lambda v: masked_indexable(refs, v)
-                                     and not stores_twice(refs, v)))
-            mask = draw(st.none() | masks(ir.view_shape(refs, view)))
-            return cls(view, draw(values(refs, view, earlier)), mask)
-        return drawn_by(stores)
+        return _stores(cls, refs, views, earlier)
