@@ -200,6 +200,10 @@ def _inlined_pipeline_masked_store_of_a_2d_block(case: ir.Case, k: int) -> bool:
         and len(case.refs[s.view.ref].shape) >= 3 for s in ir.flat(stmt.body))
 
 
+# A fori_loop on a dynamic (under vmap, batched) count storing into a ref.
+_BATCHED_COUNT_STORE = ir.Case((ir.Ref("bool", (1,)), ir.Ref("bool", (0,))), (Loop(ir.Int(0, True), (
+    Swap(ir.View(0), Iota("bool", (1,), 0)),)),), ("eager",))
+
 KNOWN_FINDINGS: tuple[KnownFinding, ...] = (
     KnownFinding(
         "vmap-while-batched-count-ref-off-leading-axis",
@@ -212,8 +216,7 @@ KNOWN_FINDINGS: tuple[KnownFinding, ...] = (
         symptoms=(("vmap-stack", r"^vmap raised AssertionError: \(\([\d, ]*\), "
                                  r"ShapedArray\("),),
         trigger=_is(Loop, _storing_loop_on_dyn),
-        example=ir.Case((ir.Ref("bool", (1,)), ir.Ref("bool", (0,))), (Loop(ir.Int(0, True), (
-            Swap(ir.View(0), Iota("bool", (1,), 0)),)),), ("eager",))),
+        example=_BATCHED_COUNT_STORE),
     KnownFinding(
         "vmap-while-batched-count-cond-not-scalar",
         "0.8.0 and 0.8.1: jit(vmap(f)) where f runs a fori_loop whose trip "
@@ -224,8 +227,7 @@ KNOWN_FINDINGS: tuple[KnownFinding, ...] = (
         symptoms=(("vmap-stack", r"^vmap raised TypeError: cond_fun must return a boolean scalar, "
                                  r"but got output type\(s\) \[ShapedArray\(bool\["),),
         trigger=_is(Loop, _storing_loop_on_dyn),
-        example=ir.Case((ir.Ref("bool", (1,)), ir.Ref("bool", (0,))), (Loop(ir.Int(0, True), (
-            Swap(ir.View(0), Iota("bool", (1,), 0)),)),), ("eager",))),
+        example=_BATCHED_COUNT_STORE),
     KnownFinding(
         "vmap-while-batched-count-ref-off-leading-axis-silent",
         "the same select as vmap-while-batched-count-ref-off-leading-axis, "
@@ -282,6 +284,19 @@ KNOWN_FINDINGS: tuple[KnownFinding, ...] = (
                         ("tpu_interpret",)),
         paths=("tpu_interpret", "tpu_interpret_eager")),
     KnownFinding(
+        "while-cond-reading-a-ref-refused-before-the-mistake",
+        "up to 0.7.1 the while rule refuses a loop whose cond reads a ref (a "
+        "trip count read from dyn) with a bare NotImplementedError "
+        "(_while_partial_discharge_rule; unsupported entries "
+        "while-cond-reads-a-ref-*), and in an invalid program it does so before "
+        "the program's own mistake is reached, hiding the error it should get",
+        symptoms=(("invalid-rejected", r"^NotImplementedError: ; expected"),),
+        trigger=_is(Loop, lambda loop: loop.primitive == "while" and loop.count.dynamic),
+        example=ir.Case((ir.Ref("int32", (2,)),), (
+            Loop(ir.Int(2, True), (), via="while_loop"),
+            Swap(ir.View(0, (ir.At((ir.Int(2),)),)), Iota("int32", ()))), ("abstract",),
+            expect=ir.ExpectedError("IndexError|ValueError", r"(?i)out of (bounds?|range)", "swap"))),
+    KnownFinding(
         "scan-over-memory-ref-has-no-mapping-handler",
         "0.6.x: a lax.scan that takes a Pallas kernel ref as xs fails as it "
         "traces ('TypeError: no mapping handler for MemRef<...>{...} of type "
@@ -290,7 +305,10 @@ KNOWN_FINDINGS: tuple[KnownFinding, ...] = (
         "AbstractMemoryRef there (0.7.0 makes it an AbstractRef); the same scan "
         "over the refs of make_jaxpr (plain AbstractRefs) is traced",
         symptoms=(("valid-runs", r"TypeError: no mapping handler for MemRef<\w*>\{.*\} of type "
-                                 r"<class 'jax\._src\.pallas\.core\.AbstractMemoryRef'>"),),
+                                 r"<class 'jax\._src\.pallas\.core\.AbstractMemoryRef'>"),
+                  # ...before an invalid program's own error
+                  ("invalid-rejected", r"^TypeError: no mapping handler for MemRef<\w*>\{.*\} of "
+                                       r"type <class 'jax\._src\.pallas\.core\.AbstractMemoryRef'>")),
         trigger=_is(Loop, lambda loop: bool(loop.xs)),
         example=ir.Case((_ROWS,), (Loop(ir.Int(3), (_row_store(_ROWS),), "scan", xs=(0,)),),
                         ("pallas_call",))),

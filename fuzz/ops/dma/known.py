@@ -103,6 +103,19 @@ def _copy_reshaped_then_transformed(case: ir.Case, k: int) -> bool:
 
 KNOWN_FINDINGS = (
     KnownFinding(
+        "race-detector-misses-a-remote-copy-race",
+        "the TPU interpreter's race detector (detect_races=True) reports no "
+        "race for a remote copy into another device's buffer that nothing "
+        "orders after that device's own use of it (only the kernel's start), "
+        "which the model, and later releases' detector, call a race",
+        symptoms=(("race-detection", r"^the race detector misses a race with a copy$"),),
+        trigger=lambda case, k: isinstance(case.statements[k], (DmaStart, DmaWait))
+        and case.statements[k].device_id is not None,
+        example=ir.Case((ir.Ref("bool", ()), ir.Ref("bool", ()), ir.Ref("dma", ()), ir.Ref("dma", ())),
+                        tuple(op(ir.View(0), ir.View(1), ir.View(3), ir.View(2),
+                                 device_id=ir.MeshIndex(1)) for op in (DmaStart, DmaWait)),
+                        ("tpu_interpret_eager",), devices=2)),
+    KnownFinding(
         "tpu-interpret-copy-of-an-operand-in-no-memory-space",
         "0.7.0 to 0.9.2: the TPU interpreter fails on a copy from or to a "
         "kernel operand with no memory space (a pallas_call operand's default "

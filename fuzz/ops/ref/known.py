@@ -255,6 +255,7 @@ KNOWN_FINDINGS: tuple[KnownFinding, ...] = (
                   # ...before an invalid program's own error
                   ("invalid-rejected", r"^ValueError: Cannot reshape ref to empty shape")),
         trigger=_reshaped_to_scalar,
+        about=("semaphore", "ref", "dma"),   # (a copy's semaphore view too)
         example=ir.Case((ir.Ref("int32", (1,)),), (
             Swap(ir.View(0, (ir.Reshape(()),)), Iota("int32", ())),),
             ("abstract", "run_state", "pallas_call"))),
