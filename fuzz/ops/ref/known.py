@@ -519,6 +519,18 @@ KNOWN_FINDINGS: tuple[KnownFinding, ...] = (
                         paths=("nested",)),
         paths=("nested",)),
     KnownFinding(
+        "mesh-kernel-writes-lost",
+        "JAX 0.11.0 and 0.11.1: a kernel run by pl.kernel over a pltpu.TensorCoreMesh "
+        "(discharged by the mpmd_map rule) drops every write to its refs (r[...] "
+        "= 5 in the kernel leaves r as it was); pl.pallas_call runs the same "
+        "kernel right. Fixed in 0.11.2",
+        symptoms=(("model-vs-path", r"^final r\d+\[[\d, ]*\] is .*, expected "),
+                  ("path-vs-path", r"^final r\d+ differs between")),
+        trigger=_writes,
+        example=ir.Case((ir.Ref("int32", (2,)),), (Swap(ir.View(0), Iota("int32", (2,), 5)),),
+                        paths=("mesh_kernel",)),
+        paths=("mesh_kernel",)),
+    KnownFinding(
         "ref-index-ellipsis-between-advanced-indices",
         "x[0::3, 0, ..., idx] on a (1, 1, 1) ref, idx an int array of 3: "
         "NumPy and jnp take the int and the array as not adjacent (the ... "
