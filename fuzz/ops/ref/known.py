@@ -224,6 +224,20 @@ def _view_discharge_refused_up_to_0_11(case: ir.Case, k: int) -> bool:
                for view in ir.views(case.statements[k]))
 
 
+
+def _writes_lost(entry_id: str, path: str, description: str) -> KnownFinding:
+    """A path that drops a kernel's writes to its refs: the final contents are
+    the initial ones."""
+    return KnownFinding(
+        entry_id, description,
+        symptoms=(("model-vs-path", r"^final r\d+\[[\d, ]*\] is .*, expected "),
+                  ("path-vs-path", r"^final r\d+ differs between")),
+        trigger=_writes,
+        example=ir.Case((ir.Ref("int32", (2,)),), (Swap(ir.View(0), Iota("int32", (2,), 5)),),
+                        paths=(path,)),
+        paths=(path,))
+
+
 KNOWN_FINDINGS: tuple[KnownFinding, ...] = (
     KnownFinding(
         "view-refused-before-the-mistake",
@@ -506,30 +520,18 @@ KNOWN_FINDINGS: tuple[KnownFinding, ...] = (
         example=ir.Case((ir.Ref("int32", (1,)),), (MaskedLoad(ir.View(0), Mask((2,))),),
                         paths=("abstract",),
                         expect=ir.ExpectedError("ValueError", r"(?i)mask", "masked_load"))),
-    KnownFinding(
-        "pallas-call-closed-over-ref-writes-lost",
+    _writes_lost(
+        "pallas-call-closed-over-ref-writes-lost", "nested",
         "JAX 0.10: a pallas_call(interpret=True) kernel that closes over a "
         "jax.new_ref under jax.jit drops every write to it (r[0] = 7 in the "
         "kernel leaves r as it was); pl.run_state closing over the same ref "
-        "keeps them. Fixed by JAX 0.12",
-        symptoms=(("model-vs-path", r"^final r\d+\[[\d, ]*\] is .*, expected "),
-                  ("path-vs-path", r"^final r\d+ differs between")),
-        trigger=_writes,
-        example=ir.Case((ir.Ref("int32", (2,)),), (Swap(ir.View(0), Iota("int32", (2,), 5)),),
-                        paths=("nested",)),
-        paths=("nested",)),
-    KnownFinding(
-        "mesh-kernel-writes-lost",
+        "keeps them. Fixed by JAX 0.12"),
+    _writes_lost(
+        "mesh-kernel-writes-lost", "mesh_kernel",
         "JAX 0.11.0 and 0.11.1: a kernel run by pl.kernel over a pltpu.TensorCoreMesh "
         "(discharged by the mpmd_map rule) drops every write to its refs (r[...] "
         "= 5 in the kernel leaves r as it was); pl.pallas_call runs the same "
-        "kernel right. Fixed in 0.11.2",
-        symptoms=(("model-vs-path", r"^final r\d+\[[\d, ]*\] is .*, expected "),
-                  ("path-vs-path", r"^final r\d+ differs between")),
-        trigger=_writes,
-        example=ir.Case((ir.Ref("int32", (2,)),), (Swap(ir.View(0), Iota("int32", (2,), 5)),),
-                        paths=("mesh_kernel",)),
-        paths=("mesh_kernel",)),
+        "kernel right. Fixed in 0.11.2"),
     KnownFinding(
         "ref-index-ellipsis-between-advanced-indices",
         "x[0::3, 0, ..., idx] on a (1, 1, 1) ref, idx an int array of 3: "
