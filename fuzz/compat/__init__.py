@@ -177,7 +177,7 @@ _OLD_NAMES = {"jit": "pjit"}
 @functools.cache
 def has_discharge_rule(primitive: str) -> bool:
     """Whether this release registers a discharge rule for the primitive
-    named ``primitive`` (custom_vmap_call has none before 0.12), full or
+    named ``primitive`` (custom_vmap_call has none up to 0.11.0), full or
     partial (cond, scan, while and run_scoped's are partial before 0.8)."""
     names = {primitive, _OLD_NAMES.get(primitive)}
     rules = [*discharge_rules(), *getattr(state_discharge, "_partial_discharge_rules", {})]

@@ -18,7 +18,7 @@ class ControlOp(Op):
     family = "control"
 
     def not_applicable(self, path):
-        # (jax.custom_vmap has no rule before 0.12, nor shard_map before 0.7,
+        # (custom_vmap_call has no rule up to 0.11.0, nor shard_map before 0.7,
         # nor the emit_pipeline primitive before 0.11.2)
         if not compat.has_discharge_rule(self.primitive):
             return f"JAX {jax.__version__} registers no discharge rule for {self.primitive}"
