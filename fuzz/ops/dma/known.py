@@ -104,7 +104,7 @@ def _copy_reshaped_then_transformed(case: ir.Case, k: int) -> bool:
 KNOWN_FINDINGS = (
     KnownFinding(
         "race-detector-misses-a-remote-copy-race",
-        "the TPU interpreter's race detector (detect_races=True) reports no "
+        "0.6.2: the TPU interpreter's race detector (detect_races=True) reports no "
         "race for a remote copy into another device's buffer that nothing "
         "orders after that device's own use of it (only the kernel's start), "
         "which the model, and later releases' detector, call a race",

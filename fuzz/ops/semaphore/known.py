@@ -196,7 +196,7 @@ KNOWN_FINDINGS: tuple[KnownFinding, ...] = (
                       Signal(ir.View(0, (ir.Reshape(()),)), ir.Int(1)))),
     KnownFinding(
         "semaphore-reshape-asks-for-a-numpy-dtype",
-        "sem.reshape(...) of a semaphore ref fails as it traces, for a valid "
+        "up to 0.9.0.1, sem.reshape(...) of a semaphore ref fails as it traces, for a valid "
         "program as for an invalid one: RefReshaper.from_ref_new_shape takes "
         "dtypes.dtype(ref.dtype), and a semaphore dtype is none of NumPy's "
         "('TypeError: Cannot determine dtype of dma_sem')",
