@@ -177,25 +177,30 @@ def filed_signatures(corpus_dir, on_warning) -> set[str]:
     return filed
 
 
-def replay_corpus(corpus_dir, run, *, on_failure, on_fixed, on_warning):
+def replay_corpus(corpus_dir, run, *, on_failure, on_fixed, on_warning, start=0,
+                  on_entry=lambda n: None):
     """Known failures first: ``run(case)`` each corpus regression, then each
     seed. A failure goes to ``on_failure``; a regression whose signature no
-    longer shows goes to ``on_fixed(entry)``; a bad file to ``on_warning``."""
+    longer shows goes to ``on_fixed(entry)``; a bad file to ``on_warning``.
+    ``on_entry(n)`` hears of the n-th file before it runs, and ``start``
+    skips the files before it: a worker that died replaying one hands the
+    rest to the next."""
     from fuzz import corpus, findings
-    for kind in ("regression", "seed"):
-        for path in corpus.files(corpus_dir, kind):
-            try:
-                entry = corpus.load(path)
-            except corpus.CorpusError as e:
-                on_warning(str(e))
-                continue
-            if entry.meta.get("oracle") == "crash":
-                continue   # it would kill the process again; it stays filed as it is
-            try:
-                report = run(entry.case)
-            except oracles.OracleFailure as f:
-                on_failure(f)
-                continue
-            if kind == "regression" and not any(
-                    findings.signature(f) == entry.signature for f in report.failures):
-                on_fixed(entry)
+    files = [(kind, path) for kind in ("regression", "seed") for path in corpus.files(corpus_dir, kind)]
+    for n, (kind, path) in enumerate(files[start:], start):
+        on_entry(n)
+        try:
+            entry = corpus.load(path)
+        except corpus.CorpusError as e:
+            on_warning(str(e))
+            continue
+        if entry.meta.get("oracle") == "crash":
+            continue   # it would kill the process again; it stays filed as it is
+        try:
+            report = run(entry.case)
+        except oracles.OracleFailure as f:
+            on_failure(f)
+            continue
+        if kind == "regression" and not any(
+                findings.signature(f) == entry.signature for f in report.failures):
+            on_fixed(entry)

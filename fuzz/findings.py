@@ -37,11 +37,14 @@ class Crash:
     summary = "the process running the kernel died: {message}"
 
     def __init__(self, case: ir.Case | None, path: str, symptom: str, detail: str,
-                 primitive: str = "?"):
+                 primitive: str = "?", limit_s: float | None = None):
         if symptom not in CRASH_SYMPTOMS:
             raise ValueError(f"symptom {symptom!r} not in {CRASH_SYMPTOMS}")
         self.case, self.path, self.symptom, self.detail = case, path, symptom, detail
         self.primitive = primitive   # of the statement it died in, where the stack says
+        # A hang's: the seconds without progress it was killed after, which
+        # its reproducer waits before it calls the hang reproduced.
+        self.limit_s = limit_s
         self.message = f"{symptom}: {detail}"
 
     def symptom_of(self) -> str:

@@ -79,6 +79,10 @@ class Slot:
     busy_s: float = 0.0
     alive_s: float = 0.0
     started: float = 0.0
+    # The corpus file its next worker replays from (None: it replays none),
+    # and the one its worker is replaying: the next takes over after a death.
+    replay_from: int | None = None
+    replaying: int | None = None
 
 
 def rss_mb(pid: int) -> float:
@@ -99,7 +103,7 @@ class Campaign:
         self.progress = progress            # callable(campaign) or None
         self.seed = config.seed if config.seed is not None else random.getrandbits(32)
         self.state_dir = os.path.join(config.out_dir, "state")
-        self.slots = [Slot(i) for i in range(config.workers)]
+        self.slots = [Slot(i, replay_from=0 if i == 0 else None) for i in range(config.workers)]
         self.selector = selectors.DefaultSelector()
         self.stop_reason: str | None = None
         self.cases = 0
@@ -161,7 +165,8 @@ class Campaign:
             recycle_after=c.recycle_after, setup=c.setup,
             max_cases=(None if c.max_cases is None
                        else max(1, (c.max_cases - self.cases) // c.workers)),
-            replay=(slot.index == 0 and slot.generation == 0), seeded=c.seed is not None)
+            replay_from=slot.replay_from, seeded=c.seed is not None)
+        slot.replay_from = slot.replaying = None
         log = open(os.path.join(self.state_dir, f"worker-{slot.index}.log"), "ab")
         slot.proc = subprocess.Popen(
             [sys.executable, "-m", "fuzz.workers", cfg.to_json()], pass_fds=(write_fd,),
@@ -226,6 +231,8 @@ class Campaign:
             self._add_finding({k: v for k, v in ev.items() if k != "e"}, now)
         elif kind == "fixed":
             self.fixed.append(ev["id"])
+        elif kind == "replaying":
+            slot.replaying = ev["at"]
         elif kind == "warning" and ev["message"] not in self.warnings:
             self.warnings.append(ev["message"])
             del self.warnings[:-MAX_WARNINGS]
@@ -260,6 +267,8 @@ class Campaign:
                 self._stop("errors", now)
         else:
             self._crash_finding(slot, rc, now)
+        if slot.replaying is not None:   # the rest of the corpus, after the file it died on
+            slot.replay_from = slot.replaying + 1
         slot.proc = None
         if not self.stop_reason and not self._enough_cases():
             self._spawn(slot, now)
@@ -285,9 +294,13 @@ class Campaign:
                for m in m if m in paths.NAMES]
         path = hit[0] if hit else "?"
         where = " while filing a finding" if slot.phase == "filing" else ""
-        detail = f"{how}{where}"
+        # Where it was stuck is part of the signature: another hang of the
+        # same primitive is another bug, not this one filed again.
+        stuck = f", in {at}" if (at := _innermost_frame(stack)) else ""
+        detail = f"{how}{where}{stuck}"
         crash = findings.Crash(case, path, symptom, detail,
-                               primitive=_primitive_at(case, path, stack))
+                               primitive=_primitive_at(case, path, stack),
+                               limit_s=self.config.case_timeout_s if symptom == "timeout" else None)
         try:
             finding, new = findings.record(
                 crash, corpus_dir=self.config.corpus_dir, reports_dir=self.config.reports_dir,
@@ -304,7 +317,7 @@ class Campaign:
                            "status": finding.status, "oracle": "crash", "primitive": crash.primitive,
                            "symptom": symptom,
                            "path": path, "known": None, "message": detail,
-                           "stack": stack[-2000:]}, now)
+                           "stack": stack[:2000]}, now)   # innermost frames first
 
     def _inflight(self, slot: Slot):
         try:
@@ -507,6 +520,21 @@ def _coverage(prefix: str, ran: set[str], registered: set[str]) -> dict:
     return {f"{prefix}rules_run": sorted(ran), f"{prefix}rules_total": len(registered),
             f"{prefix}rules_not_run": not_run,
             f"{prefix}why_not_run": {r: why_not_run(r) for r in not_run}}
+
+
+def _innermost_frame(stack: str) -> str | None:
+    """Where a dead worker's thread was, from faulthandler's stack of it
+    (innermost frame first): "tpu_info.py:_get_tiling_factor", its file's
+    name only, which stays when a release moves the file (0.11 moved that
+    one out of jax/_src/pallas/mosaic/); a line of the kernel's own is "the
+    kernel"; None without a stack."""
+    m = re.search(r'File "([^"]+)", line \d+ in (\S+)', stack)
+    if m is None:
+        return None
+    file, function = m.groups()
+    if file.startswith("<discharge-fuzz kernel"):
+        return "the kernel"
+    return f"{os.path.basename(file)}:{function}"
 
 
 def _primitive_at(case, path: str, stack: str) -> str:

@@ -50,7 +50,8 @@ class WorkerConfig:
     clear_caches_every: int = 100
     recycle_after: int = 2000
     max_cases: int | None = None
-    replay: bool = False             # replay the corpus first (one worker does)
+    # Replay the corpus first, from this file on (one worker does; None: not).
+    replay_from: int | None = None
     seeded: bool = False             # --seed given: Hypothesis runs are seeded too
     setup: list[str] = field(default_factory=list)   # "module:function" hooks
 
@@ -244,7 +245,10 @@ class Worker:
             self.config.corpus_dir, self.run_case,
             on_failure=lambda f: self.file(f, minimize=True),
             on_fixed=lambda entry: self.channel.send("fixed", id=entry.meta["id"]),
-            on_warning=lambda message: self.channel.send("warning", message=message))
+            on_warning=lambda message: self.channel.send("warning", message=message),
+            start=self.config.replay_from,
+            on_entry=lambda n: self.channel.send("replaying", at=n))
+        self.channel.send("replaying", at=None)
 
     def hypothesis_loop(self):
         from hypothesis.errors import HypothesisException
@@ -326,7 +330,7 @@ def main(argv=None) -> None:
 
     channel.send("ready", pid=os.getpid(), **registered)
     try:
-        if config.replay:
+        if config.replay_from is not None:
             worker.replay_corpus()
         if not stop_reason:
             (worker.atheris_loop if config.mode == "atheris" else worker.hypothesis_loop)()

@@ -16,7 +16,7 @@ import pytest
 from hypothesis.database import DirectoryBasedExampleDatabase
 from hypothesis.internal.reflection import function_digest
 
-from fuzz import ir, paths, run_command, serialize, supervisor
+from fuzz import findings, ir, paths, run_command, serialize, supervisor
 from fuzz.ops.semaphore import Signal, Wait
 from fuzz.campaign import REPLAY, campaign_test
 
@@ -87,6 +87,12 @@ def test_a_segfault_a_hang_and_a_memory_hog_become_findings_and_the_campaign_goe
     assert [symptoms[s]["primitive"] for s in ("crash", "timeout", "oom")] == [
         "semaphore_signal", "semaphore_wait", "get"], symptoms
     assert symptoms["crash"]["path"] in ("abstract", "run_state", "pallas_call", "tpu_interpret")
+    # each says where it was stuck, which signs it: the plant's own frame (the
+    # memory hog's, or numpy's filling its gigabyte, as the limit is crossed)
+    said = [symptoms[s]["message"] for s in ("crash", "timeout", "oom")]
+    assert said[0].endswith(", in campaign_plants.py:around"), said
+    assert said[1].endswith(", in campaign_plants.py:around"), said
+    assert said[2].endswith((", in campaign_plants.py:around", ", in numeric.py:ones")), said
     for f in symptoms.values():  # the case it died on was saved before it ran
         regression = json.loads((tmp_path / "corpus" / "regressions" / f"{f['id']}.json").read_text())
         assert regression["case"]["refs"]
@@ -102,6 +108,25 @@ def test_a_segfault_a_hang_and_a_memory_hog_become_findings_and_the_campaign_goe
     assert done.returncode == 1
 
 
+def test_a_worker_that_dies_replaying_the_corpus_leaves_the_rest_to_the_next(tmp_path):
+    """The first corpus file hangs its worker: the next worker replays the
+    files after it (before, it replayed none, and the second's bug went
+    unseen)."""
+    from fuzz import corpus
+    for name, shape, stmt in (("a-hangs", (7,), Wait), ("b-fails", (9,), Signal)):
+        at0 = ir.View(0, (ir.At((ir.Int(0),)),))
+        corpus.write_seed(tmp_path / "corpus", name, ir.Case(
+            (ir.Ref("int16", shape),), (stmt(at0, ir.Int(1)),), paths=("abstract",)), "a plant's")
+    done, summary, _ = campaign(
+        tmp_path, "--case-timeout", "3s", "--max-examples", "4",
+        "--worker-setup", "campaign_plants:hang_on_a_wait_of_7_then_lose_a_signal_of_9",
+        budget="60s")
+    new = summary["findings"]["new"]
+    assert [f["symptom"] for f in new if f["oracle"] == "crash"] == ["timeout"], new
+    lost = [f for f in new if f["oracle"] != "crash"]
+    assert lost and lost[0]["primitive"] == "semaphore_signal", done.stdout + done.stderr
+
+
 def test_a_dead_workers_stack_names_the_primitive_it_died_in():
     case = ir.Case((ir.Ref("int16", ()),), (Signal(ir.View(0), ir.Int(1)),
                                                Wait(ir.View(0), ir.Int(1))))
@@ -113,6 +138,25 @@ def test_a_dead_workers_stack_names_the_primitive_it_died_in():
     kernel = f'  File "<discharge-fuzz kernel run_state 7>", line {line} in kernel\n'
     assert supervisor._primitive_at(case, "run_state", kernel) == "semaphore_wait"
     assert supervisor._primitive_at(case, "run_state", "") == "?"
+
+
+def test_a_hang_is_signed_by_where_it_was_stuck():
+    """Two hangs of one primitive in different functions are two findings:
+    a filed one does not swallow the other."""
+    def stack(file, function):
+        return (f'Current thread 0x00007f (most recent call first):\n  File "{file}", line 650 '
+                f'in {function}\n  File "/v/site-packages/jax/_src/pallas/mosaic/pipeline.py", '
+                'line 507 in get_dma_slice\n')
+    tiling = stack("/v/lib/python3.12/site-packages/jax/_src/tpu_info.py", "_get_tiling_factor")
+    assert supervisor._innermost_frame(tiling) == "tpu_info.py:_get_tiling_factor"
+    assert supervisor._innermost_frame(stack("<discharge-fuzz kernel abstract 3>", "kernel")) \
+        == "the kernel"
+    assert supervisor._innermost_frame("") is None
+    case = ir.Case((ir.Ref("int16", ()),), (Wait(ir.View(0), ir.Int(1)),))
+    signed = {findings.signature(findings.Crash(
+        case, "abstract", "timeout", f"no progress for 30s, killed, in {supervisor._innermost_frame(s)}",
+        "semaphore_wait")) for s in (tiling, stack("/w/site-packages/jax/_src/core.py", "eval_jaxpr"))}
+    assert len(signed) == 2
 
 
 def test_sigterm_loses_nothing_and_a_restart_resumes(tmp_path):
