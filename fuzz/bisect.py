@@ -100,7 +100,8 @@ def step(request: dict) -> dict:
         return {"verdict": "n/a", "detail": why, "jax": version}
     text = reproducer.rendered(case, path, request["id"], values=request["values"],
                                jit=request["jit"])
-    ran = reproducer.check_script(text, prelude=_prelude(request))
+    ran = reproducer.check_script(text, prelude=_prelude(request),
+                                  timeout=request.get("timeout_s") or reproducer.TIMEOUT_S)
     return {**judge(ran, request), "jax": version, "seconds": ran["seconds"]}
 
 
@@ -165,7 +166,18 @@ def request_of(finding: dict) -> dict:
     # (None: wrong results, no error).
     return {"id": finding["id"], "case": finding["case"], "path": repro["path"],
             "values": how["values"], "jit": how["jit"], "fatal": fatal,
-            "wanted": repro.get("error")}
+            "wanted": repro.get("error"), "timeout_s": repro.get("timeout_s")}
+
+
+def recheck(record: dict, timeout_s: float | None = None) -> dict:
+    """A filed finding (a report record) judged on this JAX as a release's
+    step judges it: its reproducer rendered here and run in a fresh
+    interpreter, so that a crash or a hang kills that one, not the caller.
+    ``timeout_s`` shortens a hang's wait."""
+    request = request_of(record)
+    if timeout_s is not None:
+        request["timeout_s"] = min(timeout_s, request["timeout_s"] or timeout_s)
+    return step(request)
 
 
 def resolve(names, corpus_dir: str, reports_dir: str, every: bool) -> list[dict]:

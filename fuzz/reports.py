@@ -118,12 +118,13 @@ def markdown(finding) -> str:
         from fuzz import reproducer, snippet
         lines += ["```python", snippet.snippet(
             finding.case, repro["path"], jit=reproducer.rendering(repro)["jit"],
-            said=snippet.said(repro)).rstrip(), "```", ""]
+            said=snippet.said(repro, finding.message)).rstrip(), "```", ""]
     lines += ["### Description", "", summary(finding), ""]
     if repro.get("script"):
+        present = ("it dies or hangs" if repro.get("fatal") else "exit 1")
         lines += [f"The verifying reproducer is attached: [`{finding.id}.py`]({finding.id}.py) "
-                  f"(on the `{repro.get('path')}` path; exit 1 while the bug is present, 0 once "
-                  "it is fixed).", ""]
+                  f"(on the `{repro.get('path')}` path; {present} while the bug is present, "
+                  "exit 0 once it is fixed).", ""]
     if repro.get("output"):
         lines += [f"Its output (actual vs expected) on JAX {finding.versions.get('jax')}:", "",
                   "```", repro["output"].rstrip(), "```", ""]

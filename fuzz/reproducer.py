@@ -140,13 +140,16 @@ def best(case: ir.Case, affected, failure, *, verify: bool = True,
     # How it was rendered, so that another JAX release renders and judges
     # the same reproducer (fuzz/bisect.py: against the error it saw here).
     how = {"render": rendering_of(failure), "fatal": bool(failure.fatal)}
+    if getattr(failure, "limit_s", None):   # a hang: as long as the campaign waited
+        how["timeout_s"] = failure.limit_s
     if not verify:
         return {"path": candidates[0], "status": "not verified", **how,
                 "script": for_failure(case, candidates[0], failure, finding_id)}
     result = None
     for path in candidates:
         text = for_failure(case, path, failure, finding_id)
-        result = {"path": path, "script": text, **how, **check_script(text, prelude=prelude)}
+        result = {"path": path, "script": text, **how,
+                  **check_script(text, prelude=prelude, timeout=how.get("timeout_s", TIMEOUT_S))}
         if failure.fatal:  # the interpreter dying or hanging is the bug
             result["status"] = "reproduces" if died(result) else "does not reproduce"
         elif result["status"] == "reproduces" and wanted is not None and result["error"] != wanted:

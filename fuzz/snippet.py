@@ -81,8 +81,11 @@ def _split(pair: str) -> tuple[str, str]:
     raise ValueError(f"not a pair: {pair!r}")
 
 
-def said(reproducer: dict) -> str:
-    """What happens and what should, from a verified reproducer's output."""
+def said(reproducer: dict, message: str = "") -> str:
+    """What happens and what should, from a verified reproducer's output; a
+    crash or a hang prints nothing, so its ``message`` (the finding's) says."""
+    if reproducer.get("fatal"):
+        return f"Bug: {message[:200]}; expected: it runs to its end" if message else ""
     out = {k: v for k, _, v in (line.partition(":") for line in
                                 (reproducer.get("output") or "").splitlines())}
     actual, expected = out.get("actual", "").strip(), out.get("expected", "").strip()

@@ -54,6 +54,10 @@ def _replay(args) -> int:
     entries = [corpus.load(f) for f in args.files]  # all checked before anything runs
     changed = False
     for entry in entries:
+        if entry.meta.get("oracle") == "crash":   # it would kill or hang this process
+            print(f"skipped  {entry.path}: a crash regression ({entry.note}); "
+                  "`discharge-fuzz report --all` re-checks it in a fresh interpreter")
+            continue
         if entry.kind == "regression":
             now = oracles.check(entry.case).failures
             if any(findings.signature(f) == entry.signature for f in now):
@@ -156,9 +160,12 @@ def _report_all(args) -> int:
     fixed = False
     for path in corpus.files(args.corpus_dir, "regression"):
         entry = corpus.load(path)
+        data = reports.load(args.reports_dir, entry.meta["id"])
+        if entry.meta.get("oracle") == "crash":
+            fixed |= _recheck_crash(args, entry, data)
+            continue
         now = [f for f in oracles.check(entry.case).failures
                if findings.signature(f) == entry.signature]
-        data = reports.load(args.reports_dir, entry.meta["id"])
         if data is None:  # a regression without a report: file it afresh
             if now:
                 _say(*findings.record(now[0], **_options(args)))
@@ -175,3 +182,28 @@ def _report_all(args) -> int:
         print(f"{finding.status:<17} {finding.id}")
     reports.write_index(args.reports_dir)
     return EXIT_CHANGED if fixed else EXIT_OK
+
+
+def _recheck_crash(args, entry, data) -> bool:
+    """Re-check a crash or hang regression in a fresh interpreter (it would
+    kill this one), which verifies a reproducer the campaign filed unverified;
+    whether it is fixed."""
+    from fuzz import bisect, findings, reports
+    if data is None:
+        print(f"skipped  {entry.meta['id']}: a crash regression without its report in "
+              f"{args.reports_dir}: nothing to re-check it with")
+        return False
+    finding = findings.Finding.from_record(data)
+    ran = bisect.recheck(data)
+    if ran["verdict"] not in ("bad", "good"):   # n/a here, or it failed another way
+        print(f"{ran['verdict']:<17} {finding.id}: {ran['detail']}")
+        return False
+    if ran["verdict"] == "bad":
+        finding.status, finding.last_seen = "still failing", findings.now()
+        finding.versions = findings.versions()
+        finding.reproducer["status"] = "reproduces"   # verified, as filing would have
+    else:
+        finding.status = "fixed in this JAX"
+    reports.write(args.reports_dir, finding)
+    print(f"{finding.status:<17} {finding.id}")
+    return ran["verdict"] == "good"

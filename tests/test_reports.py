@@ -9,6 +9,7 @@ import jax
 import pytest
 
 from fuzz import cli, corpus, findings, render, reports, reproducer, snippet
+from fuzz.ops.control.pipeline import Pipeline
 from fuzz.known_findings import BY_ID
 from hunting import known_failure
 
@@ -80,11 +81,23 @@ def test_every_regression_has_a_short_snippet_that_shows_its_bug_alone(regressio
     record = reports.load(os.path.join(ROOT, "reports"), entry.meta["id"])
     repro = record["reproducer"]
     text = snippet.snippet(entry.case, repro["path"], jit=reproducer.rendering(repro)["jit"],
-                           said=snippet.said(repro))
-    assert len(text.splitlines()) < 15, text
+                           said=snippet.said(repro, record["message"]))
+    # A pipeline takes 4 lines of its own (its body's def, its copy in, the
+    # `with` that lets a CPU trace it, the call), and its ref a pallas_call
+    # copy-in wrapper of 3: its snippets are held to 20 lines, not 15.
+    pipelines = any(isinstance(s, Pipeline) for s in entry.case.statements)
+    assert len(text.splitlines()) < (21 if pipelines else 15), text
     assert text.splitlines()[-1].startswith("# Bug: "), text
-    ran = subprocess.run([sys.executable, "-I", "-c", text], cwd=tmp_path, capture_output=True,
-                         text=True, timeout=180, env={"PATH": os.environ["PATH"], "HOME": str(tmp_path)})
+    run = dict(args=[sys.executable, "-I", "-c", text], cwd=tmp_path, capture_output=True,
+               text=True, env={"PATH": os.environ["PATH"], "HOME": str(tmp_path)})
+    if repro.get("fatal"):   # the bug is that it dies, or never returns
+        try:
+            ran = subprocess.run(**run, timeout=10)   # (3 s where JAX is fixed)
+        except subprocess.TimeoutExpired:
+            return
+        assert ran.returncode < 0, text + ran.stdout + ran.stderr
+        return
+    ran = subprocess.run(**run, timeout=180)
     if repro["error"]:   # the bug is the error it raises
         assert ran.returncode == 1, text + ran.stdout + ran.stderr
         assert f"{repro['error']}: " in ran.stderr, ran.stderr   # (its message may span lines)
