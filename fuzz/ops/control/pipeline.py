@@ -25,6 +25,7 @@ from fuzz.ops.control.common import SlicingOp, reslices, sliceable, slicing_bloc
 # The only device a CPU may trace a pipeline for (DISCHARGE_SURFACE.md).
 MESH = ("jax.sharding.AbstractMesh((), (), abstract_device=jax.sharding.AbstractDevice("
         "'TPU v6 lite', 1, 'tpu'))")
+_FLAG = "jax._src.config.use_emit_pipeline_primitive"
 _KERNELS_ONLY = dict.fromkeys(("run_state", "jax_refs", "eager"),
                               "emit_pipeline exists only inside Pallas TPU kernels")
 
@@ -33,8 +34,9 @@ _KERNELS_ONLY = dict.fromkeys(("run_state", "jax_refs", "eager"),
 def _pipelines(draw, cls, refs, block, body, can_slice):
     """A pipeline of `Pipeline.draws`."""
     xs = draw(some_of(refs, can_slice))
-    return cls(refs[xs[0]].shape[0], xs, draw(slicing_block(block, body, refs, xs)),
-               draw(st.booleans()))
+    # Up to 0.11.1 the primitive has no discharge rule: a pipeline is inlined.
+    inline = st.booleans() if compat.has_discharge_rule("emit_pipeline") else st.just(True)
+    return cls(refs[xs[0]].shape[0], xs, draw(slicing_block(block, body, refs, xs)), draw(inline))
 
 
 @dataclass(frozen=True)
@@ -57,8 +59,9 @@ class Pipeline(SlicingOp):
         return _KERNELS_ONLY.get(path) or super().not_applicable(path)
 
     def needs(self):
-        return ("jax._src.config.use_emit_pipeline_primitive", "jax.sharding.use_abstract_mesh",
-                "jax.sharding.AbstractDevice")
+        # Inlined is how 0.10.1 (before the primitive's flag) runs every pipeline.
+        flag = () if self.inline else (_FLAG,)
+        return (*flag, "jax.sharding.use_abstract_mesh", "jax.sharding.AbstractDevice(platform)")
 
     def refused_under(self, transform, path):
         if transform == "partial-discharge":
@@ -79,10 +82,12 @@ class Pipeline(SlicingOp):
         inputs = [f"{r}_in" for r in refs]
         body = self.body_lines(e, self.body, n + 1, f"def {name}({', '.join(inputs + refs)}):")
         body[1:1] = [(f"    {r}[...] = {i}[...]", n) for r, i in zip(refs, inputs)]
+        if not self.body:
+            body.pop()   # its "pass": the copies are the body
         specs = ", ".join(_spec(e.case.refs[r]) for r in self.xs)
         return [*body,
-                (f"with jax._src.config.use_emit_pipeline_primitive({not self.inline}), "
-                 f"jax.sharding.use_abstract_mesh({MESH}):", n),
+                ("with " + f"{_FLAG}({not self.inline}), " * compat.has(_FLAG)
+                 + f"jax.sharding.use_abstract_mesh({MESH}):", n),
                 (f"    pltpu.emit_pipeline({name}, grid=({self.length},), "
                  f"in_specs=[{specs}], out_specs=[{specs}])({', '.join(refs + refs)})", n)]
 
@@ -100,7 +105,7 @@ class Pipeline(SlicingOp):
 
     @classmethod
     def draws(cls, refs, *, body=(), block=None, **options):
-        if block is None or not compat.has_discharge_rule("emit_pipeline"):
+        if block is None or not compat.has("jax.sharding.AbstractDevice(platform)"):
             return None
         can_slice = sliceable(refs, lambda r: r.shape[0] >= 1 and r.memory_space != "smem")
         if not can_slice:
