@@ -454,5 +454,7 @@ def test_mesh_kernel_runs_the_kernel_through_the_mpmd_map_rule(plant):
                    ("mesh_kernel",))
     report = oracles.check(case)
     assert [o.path for o in report.outcomes if o.error is None] == ["mesh_kernel"]
-    assert not report.failures and report.compared["model-vs-path"] == 1
+    # (0.11.0 and 0.11.1 lose the kernel's writes: a known finding)
+    assert all(f.known == "mesh-kernel-writes-lost" for f in report.failures), report.failures
+    assert report.compared["model-vs-path"] == 1
     assert calls, "the mpmd_map rule did not run"
