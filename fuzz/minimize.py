@@ -181,6 +181,25 @@ def _simpler_refs(case):
     for i, ref in enumerate(case.refs):
         for simpler in _simpler_ref(ref):
             yield {"refs": case.refs[:i] + (simpler,) + case.refs[i + 1:]}
+        for d in range(len(ref.shape)):
+            yield _without_axis(case, i, d)
+
+
+def _without_axis(case, i, d):
+    """Ref ``i`` without axis ``d``, and each view of it that indexes first
+    without its index there: (1, 1, 1) and r.at[0, 0, 0] become (1, 1) and
+    r.at[0, 0], which dropping the axis alone cannot reach."""
+    def dropped(view):
+        first = view.transforms[:1]
+        if view.ref != i or not (first and isinstance(first[0], ir.At)
+                                 and len(first[0].indices) > d):
+            return view
+        indices = first[0].indices
+        at = (ir.At(indices[:d] + indices[d + 1:]),) if len(indices) > 1 else ()
+        return replace(view, transforms=at + view.transforms[1:])
+    shape = case.refs[i].shape
+    return {"refs": case.refs[:i] + (replace(case.refs[i], shape=shape[:d] + shape[d + 1:]),)
+            + case.refs[i + 1:], "body": ir.replace_nodes(case.body, ir.View, dropped)}
 
 
 def _grid_complexity(grid: ir.Grid | None) -> int:

@@ -84,3 +84,14 @@ def test_a_grid_shrinks_to_the_fewest_points_that_still_fail():
                    ("pallas_call",), grid=ir.Grid((5,), (0,)))
     result = minimize.minimize(case, lambda c: c.grid is not None and c.grid.size > 1)
     assert result.case.grid.shape == (2,)
+
+
+def test_a_ref_loses_an_axis_with_the_index_every_view_has_there():
+    # The seed-invariant plant on 0.10.2 shrank to a (1, 1, 1) semaphore
+    # indexed r0.at[0, 0, 0]: neither dropping the axis alone nor the index
+    # alone is a well-formed case, both at once are.
+    at = ir.View(0, (ir.At((ir.Int(0), ir.Int(0), ir.Int(0))),))
+    case = ir.Case((ir.Ref("int16", (1, 1, 1)),), (Signal(at, ir.Int(1)), Read(at)), ("abstract",))
+    result = minimize.minimize(case, lambda c: any(isinstance(s, Signal) for s in c.body)
+                               and any(isinstance(s, Read) for s in c.body))
+    assert len(result.case.refs[0].shape) <= 1, result.case
