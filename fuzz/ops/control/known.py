@@ -386,7 +386,9 @@ KNOWN_FINDINGS: tuple[KnownFinding, ...] = (
                   ("invalid-rejected", r"^AssertionError: ; expected")),
         trigger=lambda case, k: isinstance(case.statements[k], Pipeline) and any(
             len(case.refs[r].shape) == 1 for r in case.statements[k].xs),
-        example=ir.Case((ir.Ref("int32", (2,)),), (Pipeline(2, (0,), ()),), ("pallas_call",))),
+        # Inlined: how 0.10.1 to 0.11.1 run a pipeline too.
+        example=ir.Case((ir.Ref("int32", (2,)),), (Pipeline(2, (0,), (), inline=True),),
+                        ("pallas_call",))),
     KnownFinding(
         "inlined-pipeline-block-indexed-addupdate",
         "an addupdate through an indexer of a block that an inlined "

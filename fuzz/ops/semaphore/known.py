@@ -102,9 +102,11 @@ def _duplicate_index(case: ir.Case, k: int) -> bool:
     return False
 
 
-def _reshape_then_index(case, k) -> bool:
-    chain = _transforms(case, k)
-    return any(isinstance(t, ir.Reshape) for t in chain) and isinstance(chain[-1], ir.At)
+def _reshape_then_more(case, k) -> bool:
+    """A reshape that another transform follows (which then reads the value
+    before the reshape)."""
+    return any(isinstance(t, ir.Reshape) for v in ir.views(case.statements[k])
+               for t in v.transforms[:-1])
 
 
 _SIGNAL_OR_WAIT = _is(Signal, Wait)
@@ -349,12 +351,17 @@ KNOWN_FINDINGS: tuple[KnownFinding, ...] = (
         "reshaped-view-swap-rank-mismatch",
         "signal/wait through a reshape followed by an index fail in "
         "transform_swap_array ('Length of slice indices must match ...', or "
-        "'Too many indices' when the index gathers)",
+        "'Too many indices' when the index gathers): up to 0.11.1 its Reshape "
+        "and Bitcast cases append the transformed value but never make it the "
+        "one the next transform reads. A swap of data through x.reshape(1, 2)"
+        ".at[:, :].bitcast(uint8) bitcasts the unreshaped 1-D array "
+        "(IndexError: list index out of range, in state/utils.bitcast)",
         symptoms=(("valid-runs", r"ValueError: Length of slice indices must match number of operand dimensions"),
                   (_INVALID, r"ValueError: Length of slice indices must match number of operand dimensions"),
                   # With a gather after the reshape: s.at[0].reshape((1,)).at[idx].at[0]
-                  ("valid-runs", r"IndexError: Too many indices: array is 0-dimensional")),
-        trigger=_reshape_then_index,
+                  ("valid-runs", r"IndexError: Too many indices: array is 0-dimensional"),
+                  ("valid-runs", r"^IndexError: list index out of range$")),
+        trigger=_reshape_then_more,
         example=_case(ir.Ref("int16", ()), Signal(
             ir.View(0, (ir.Reshape((1,)), ir.At((ir.Int(0),)))), ir.Int(1)))),
     KnownFinding(
