@@ -94,7 +94,7 @@ TABLE: tuple[Unsupported, ...] = (
                 (path,)))   # 0.10 crashes instead: AttributeError
       for path in ("abstract", "run_state", "jax_refs", "nested", "pallas_call", "mesh_kernel")),
     # JAX up to 0.11.1 discharged no reshaped or bitcast view and only one indexer per view
-    # (mesh_kernel does not run there: 0.10 has no pltpu.TensorCoreMesh).
+    # (on mesh_kernel too, which runs from 0.11.0, with pltpu.TensorCoreMesh).
     *(Unsupported(
         f"{name}-not-dischargeable-{path}", path,
         rf"NotImplementedError: Unsupported transform: {view_class(name.capitalize())}\b",
@@ -103,13 +103,14 @@ TABLE: tuple[Unsupported, ...] = (
       for name, transform, value in (
           ("reshape", ir.Reshape((4,)), Iota("int32", (4,))),
           ("bitcast", ir.Bitcast("float32"), Iota("float32", (2, 2))))
-      for path in ("abstract", "run_state", "jax_refs", "nested", "pallas_call")),
+      for path in ("abstract", "run_state", "jax_refs", "nested", "pallas_call", "mesh_kernel")),
     *(Unsupported(
         f"single-indexer-{path}", path,
         r"NotImplementedError: Only single indexer is supported",
         "JAX 0.10's discharge takes one indexer per view (x.at[i].at[j] is refused)",
         ir.Case((ir.Ref("int32", (2, 2)),), (AddUpdate(ir.View(0, (
-            ir.At((ir.Int(0),)), ir.At((ir.Int(1),)))), Iota("int32", ())),), (path,))) for path in ("abstract", "run_state", "jax_refs", "nested", "pallas_call")),
+            ir.At((ir.Int(0),)), ir.At((ir.Int(1),)))), Iota("int32", ())),), (path,)))
+      for path in ("abstract", "run_state", "jax_refs", "nested", "pallas_call", "mesh_kernel")),
     # dma_start_discharge_rule raises before it looks at what is discharged.
     *(Unsupported(
         f"dma-add-not-dischargeable-{path}", path,
