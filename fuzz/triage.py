@@ -161,20 +161,25 @@ def _report_all(args) -> int:
     for path in corpus.files(args.corpus_dir, "regression"):
         entry = corpus.load(path)
         data = reports.load(args.reports_dir, entry.meta["id"])
-        if entry.meta.get("oracle") == "crash":
-            fixed |= _recheck_crash(args, entry, data)
-            continue
-        now = [f for f in oracles.check(entry.case).failures
-               if findings.signature(f) == entry.signature]
-        if data is None:  # a regression without a report: file it afresh
-            if now:
-                _say(*findings.record(now[0], **_options(args)))
-            continue
+        crash = entry.meta.get("oracle") == "crash"
+        if crash:
+            if (still := _still_dies(args, entry, data)) is None:
+                continue
+        else:
+            now = [f for f in oracles.check(entry.case).failures
+                   if findings.signature(f) == entry.signature]
+            if data is None:  # a regression without a report: file it afresh
+                if now:
+                    _say(*findings.record(now[0], **_options(args)))
+                continue
+            still = bool(now)
         finding = findings.Finding.from_record(data)
-        if now:
+        if still:
             finding.status, finding.last_seen = "still failing", findings.now()
             finding.versions = findings.versions()
-            if not args.no_verify and finding.reproducer.get("script"):
+            if crash:   # it died in a fresh interpreter: verified, as filing would have
+                finding.reproducer["status"] = "reproduces"
+            elif not args.no_verify and finding.reproducer.get("script"):
                 finding.reproducer.update(reproducer.check_script(finding.reproducer["script"]))
         else:
             fixed, finding.status = True, "fixed in this JAX"
@@ -184,26 +189,17 @@ def _report_all(args) -> int:
     return EXIT_CHANGED if fixed else EXIT_OK
 
 
-def _recheck_crash(args, entry, data) -> bool:
-    """Re-check a crash or hang regression in a fresh interpreter (it would
-    kill this one), which verifies a reproducer the campaign filed unverified;
-    whether it is fixed."""
-    from fuzz import bisect, findings, reports
+def _still_dies(args, entry, data) -> bool | None:
+    """Whether a crash or hang regression still kills its reproducer, run in
+    a fresh interpreter (it would kill this one); None where that cannot be
+    told here (no report to render it from, n/a on this JAX)."""
+    from fuzz import bisect
     if data is None:
         print(f"skipped  {entry.meta['id']}: a crash regression without its report in "
               f"{args.reports_dir}: nothing to re-check it with")
-        return False
-    finding = findings.Finding.from_record(data)
+        return None
     ran = bisect.recheck(data)
     if ran["verdict"] not in ("bad", "good"):   # n/a here, or it failed another way
-        print(f"{ran['verdict']:<17} {finding.id}: {ran['detail']}")
-        return False
-    if ran["verdict"] == "bad":
-        finding.status, finding.last_seen = "still failing", findings.now()
-        finding.versions = findings.versions()
-        finding.reproducer["status"] = "reproduces"   # verified, as filing would have
-    else:
-        finding.status = "fixed in this JAX"
-    reports.write(args.reports_dir, finding)
-    print(f"{finding.status:<17} {finding.id}")
-    return ran["verdict"] == "good"
+        print(f"{ran['verdict']:<17} {entry.meta['id']}: {ran['detail']}")
+        return None
+    return ran["verdict"] == "bad"

@@ -85,9 +85,9 @@ class Pipeline(SlicingOp):
         if not self.body:
             body.pop()   # its "pass": the copies are the body
         specs = ", ".join(_spec(e.case.refs[r]) for r in self.xs)
+        flag = f"{_FLAG}({not self.inline}), " if compat.has(_FLAG) else ""   # (from 0.10.2)
         return [*body,
-                ("with " + f"{_FLAG}({not self.inline}), " * compat.has(_FLAG)
-                 + f"jax.sharding.use_abstract_mesh({MESH}):", n),
+                (f"with {flag}jax.sharding.use_abstract_mesh({MESH}):", n),
                 (f"    pltpu.emit_pipeline({name}, grid=({self.length},), "
                  f"in_specs=[{specs}], out_specs=[{specs}])({', '.join(refs + refs)})", n)]
 

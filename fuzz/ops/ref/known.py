@@ -228,7 +228,6 @@ def _view_discharge_refused_up_to_0_11(case: ir.Case, k: int) -> bool:
                for view in ir.views(case.statements[k]))
 
 
-
 def _writes_lost(entry_id: str, path: str, description: str) -> KnownFinding:
     """A path that drops a kernel's writes to its refs: the final contents are
     the initial ones."""
