@@ -3,8 +3,9 @@ JAX issue as they are. Imports, the kernel, the call, its result printed,
 and one comment saying what happens and what should.
 
 It is the very program the reproducer runs (`fuzz.paths.program`), pressed:
-no comments, docstrings or blank lines, unused imports dropped, a
-forwarding wrapper and ``run()`` inlined. The reproducer itself, which
+no comments, docstrings or blank lines, unused imports dropped, the kernel
+merged into the wrapper that calls it, ``run()`` and constants used once
+inlined, a nested function of one statement on one line. The reproducer itself, which
 checks the result and exits 1 while the bug is there, stays the report's
 attached ``.py``.
 
@@ -20,9 +21,11 @@ from fuzz import ir, paths
 
 _COMMENT = re.compile(r"\s+#\s.*$")
 _DOCSTRING = re.compile(r'^\s*"""[^"]*"""\s*$')
-# A kernel wrapper that only forwards its parameters (pallas_call's, when no
-# operand is copied in first).
-_FORWARD = re.compile(r"def (\w+)\(([^)]*)\):\n    kernel\(\2, \)\n")
+# The kernel, and a wrapper (pallas_call's) that ends calling it.
+_KERNEL = re.compile(r"def kernel\(([^)]*)\):\n((?:(?:    .*)?\n)*?)(?=\S|\n\S)")
+_WRAPPER = re.compile(r"def (\w+)\(([^)]*)\):\n((?:    .*\n)*?)    kernel\(([^)]*)\)\n")
+# A module constant, inlined where it is used once.
+_CONSTANT = re.compile(r"^([A-Z][A-Z0-9_]*) = ([\w.]*[(\[].*[)\]])$")
 # ``function()`` (the program and its arguments) and ``run()``, at the top level.
 _FUNCTION = re.compile(r"def function\(\):\n((?:    .*\n|\n)*?)    return (.*)\n")
 # (the paths' own run(), as `fuzz.paths.program` writes it, and the call it becomes)
@@ -46,8 +49,7 @@ def snippet(case: ir.Case, path: str, *, jit: bool = False, said: str = "") -> s
                 run, f"print(*[x.tolist() for x in {call.format(f=f, args=args)}])")
     if "print(" not in text:
         text += "\nprint(run())\n"
-    if m := _FORWARD.search(text):
-        text = text.replace(m.group(0), "").replace(f"{m.group(1)},", "kernel,")
+    text = _merged(text)
     x64 = "X64 = True" in text
     lines = []
     for line in text.splitlines():
@@ -59,6 +61,7 @@ def snippet(case: ir.Case, path: str, *, jit: bool = False, said: str = "") -> s
             lines[-1] += line.strip()
         else:
             lines.append(line)
+    lines = _one_line_defs(_inlined(lines))
     body = "\n".join(lines)
     kept = [line for line in lines if line not in _IMPORTS or re.search(_IMPORTS[line], body)]
     if x64:   # what the reproducer's enable_x64(X64) does, for the whole snippet
@@ -67,6 +70,46 @@ def snippet(case: ir.Case, path: str, *, jit: bool = False, said: str = "") -> s
     if said:
         kept.append("# " + " ".join(said.split()))
     return "\n".join(kept) + "\n"
+
+
+def _merged(text: str) -> str:
+    """``text`` with the kernel merged into the wrapper that ends calling it
+    with the kernel's own parameters, which then takes the kernel's name."""
+    kernel, wrapper = _KERNEL.search(text), _WRAPPER.search(text)
+    if not (kernel and wrapper) or len(re.findall(r"\bkernel\(", text)) != 2 or \
+            [a.strip() for a in wrapper.group(4).split(",") if a.strip()] != \
+            [p.strip() for p in kernel.group(1).split(",")]:
+        return text
+    merged = f"def kernel({wrapper.group(2)}):\n{wrapper.group(3)}{kernel.group(2).rstrip()}\n"
+    text = text.replace(kernel.group(0), "").replace(wrapper.group(0), merged)
+    return re.sub(rf"\b{wrapper.group(1)}\b", "kernel", text)
+
+
+def _inlined(lines: list[str]) -> list[str]:
+    """``lines`` with each constant used on one line only put in its place."""
+    for line in list(lines):
+        if not (m := _CONSTANT.match(line)):
+            continue
+        name, uses = re.compile(rf"\b{m.group(1)}\b"), [i for i, other in enumerate(lines)
+                                                        if other != line and m.group(1) in other]
+        if len(uses) == 1 and len(name.findall(lines[uses[0]])) == 1:
+            lines[uses[0]] = name.sub(lambda _: m.group(2), lines[uses[0]])
+            lines.remove(line)
+    return lines
+
+
+def _one_line_defs(lines: list[str]) -> list[str]:
+    """``lines`` with each nested function of one short statement on one
+    line (a pipeline's body, most often)."""
+    depth = lambda line: len(line) - len(line.lstrip())
+    out = []
+    for line in lines:
+        if len(out) >= 2 and depth(out[-2]) > 0 and out[-2].lstrip().startswith("def ") and \
+                depth(line) <= depth(out[-2]) < depth(out[-1]) and \
+                len(out[-2]) + len(out[-1].strip()) < WIDTH and not out[-1].rstrip().endswith(":"):
+            out[-2:] = [f"{out[-2]} {out[-1].strip()}"]
+        out.append(line)
+    return out
 
 
 def _split(pair: str) -> tuple[str, str]:

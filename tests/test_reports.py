@@ -9,7 +9,6 @@ import jax
 import pytest
 
 from fuzz import cli, corpus, findings, render, reports, reproducer, snippet
-from fuzz.ops.control.pipeline import Pipeline
 from fuzz.known_findings import BY_ID
 from hunting import known_failure
 
@@ -82,11 +81,7 @@ def test_every_regression_has_a_short_snippet_that_shows_its_bug_alone(regressio
     repro = record["reproducer"]
     text = snippet.snippet(entry.case, repro["path"], jit=reproducer.rendering(repro)["jit"],
                            said=snippet.said(repro, record["message"]))
-    # A pipeline takes 4 lines of its own (its body's def, its copy in, the
-    # `with` that lets a CPU trace it, the call), and its ref a pallas_call
-    # copy-in wrapper of 3: its snippets are held to 20 lines, not 15.
-    pipelines = any(isinstance(s, Pipeline) for s in entry.case.statements)
-    assert len(text.splitlines()) < (21 if pipelines else 15), text
+    assert len(text.splitlines()) < 15, text
     assert text.splitlines()[-1].startswith("# Bug: "), text
     run = dict(args=[sys.executable, "-I", "-c", text], cwd=tmp_path, capture_output=True,
                text=True, env={"PATH": os.environ["PATH"], "HOME": str(tmp_path)})

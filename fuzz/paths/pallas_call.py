@@ -32,9 +32,8 @@ def pallas_kernel({params}):
 def function():
     """The program as a function, and its arguments."""
     call = pl.pallas_call(
-        pallas_kernel,
-        out_shape=(jax.ShapeDtypeStruct({out}, jnp.int32), {out_shapes}),
-        {launch} interpret={interpret})
+        pallas_kernel, interpret={interpret},
+        out_shape=(jax.ShapeDtypeStruct({out}, jnp.int32), {out_shapes}){launch})
     return {call}, (DYN, {inputs})
 '''
 
@@ -100,12 +99,15 @@ def _block(case: ir.Case) -> str:
 
 
 def _launch(case: ir.Case, data: list[int], exits: list[int], scratch: list[int]) -> str:
-    """The call's grid, ``in_specs`` / ``out_specs`` (each operand in its
-    memory space; with a grid, its blocks) and ``input_output_aliases``,
-    where any differs from the default; with a prefetching grid, all but the
-    aliases in a ``PrefetchScalarGridSpec``, which takes ``dyn`` itself."""
+    """The call's arguments after ``out_shape``, each after a comma on a
+    line of its own: its grid, scratch, ``in_specs`` / ``out_specs`` (each
+    operand in its memory space; with a grid, its blocks) and
+    ``input_output_aliases``, where any differs from the default; with a
+    prefetching grid, all but the aliases in a ``PrefetchScalarGridSpec``,
+    which takes ``dyn`` itself."""
     refs, grid = case.refs, case.grid
-    text = f"scratch_shapes=[{', '.join(emit.allocation_source(refs[i]) for i in scratch)}],"
+    args = [f"scratch_shapes=[{', '.join(emit.allocation_source(refs[i]) for i in scratch)}]"
+            ] if scratch else []
     if grid is not None or any(refs[i].memory_space for i in data + exits):
         block = _block(case) if grid else ""
         out = ir.Ref("int32", (paths.out_len(case),))
@@ -114,17 +116,17 @@ def _launch(case: ir.Case, data: list[int], exits: list[int], scratch: list[int]
             ins.insert(0, _spec(None))   # dyn's
         outs = [_spec(out, grid, _row_major(grid, range(len(grid.shape)))) if grid
                 else _spec(None), *[_spec(refs[i], grid, block) for i in data + exits]]
-        text = (f"{text}\n        in_specs=[{', '.join(ins)}],"
-                f"\n        out_specs=({', '.join(outs)},),")
+        args += [f"in_specs=[{', '.join(ins)}]", f"out_specs=({', '.join(outs)},)"]
         if grid is not None:
-            text = f"grid={grid.shape!r}, {text}"
+            args.insert(0, f"grid={grid.shape!r}")
         if grid is not None and grid.prefetch:
-            text = f"grid_spec=pltpu.PrefetchScalarGridSpec(num_scalar_prefetch=1, {text}),"
+            args = ["grid_spec=pltpu.PrefetchScalarGridSpec(num_scalar_prefetch=1, "
+                    + ",\n            ".join(args) + ")"]
     if aliases := {1 + k: 1 + k for k, i in enumerate(data) if refs[i].aliased}:
-        text += f"\n        input_output_aliases={aliases!r},"
+        args.append(f"input_output_aliases={aliases!r}")
     if any(r.collective for r in refs):   # get_barrier_semaphore needs one
-        text += "\n        compiler_params=pltpu.CompilerParams(collective_id=0),"
-    return text
+        args.append("compiler_params=pltpu.CompilerParams(collective_id=0)")
+    return "".join(f",\n        {a}" for a in args)
 
 
 def harness(case: ir.Case, interpret: str = INTERPRET) -> str:
