@@ -124,10 +124,11 @@ def test_shard_map_takes_the_refs_as_arguments_outside_kernels_only():
                                     Swap(AT[0], ir.Result(1)))))
     assert "def wrap0(dyn, r0):" in emit.kernel_source(case)
     report = oracles.check(case)
+    lacked = lacked_here(report)   # (jax_refs: jax.empty_ref, from 0.9.1)
     assert {o.path for o in report.outcomes if o.error is None} == {
-        "abstract", "run_state", "jax_refs"}, report.outcomes
-    assert set(report.skipped) == {"eager", "nested", "pallas_call", "mesh_kernel", "tpu_interpret",
-                                  "tpu_interpret_eager"}
+        "abstract", "run_state", "jax_refs"} - lacked, report.outcomes
+    assert set(report.skipped) == {"eager", "nested", "pallas_call", "mesh_kernel",
+                                   "tpu_interpret", "tpu_interpret_eager"} | lacked
     assert {f.known for f in report.failures} == {
         "shard-map-partial-discharge-discharges-kept-ref"}, report.failures
 
@@ -403,7 +404,10 @@ def test_a_pipeline_renders_its_blocks_by_the_refs_names_under_an_abstract_tpu()
     assert serialize.loads(serialize.dumps(case)) == case
     source = emit.kernel_source(case)
     assert "def pipe0(r1_in, r1):" in source and "r1[...] = r1_in[...]" in source
-    assert "use_emit_pipeline_primitive(True)" in source and "'TPU v6 lite'" in source
+    assert "'TPU v6 lite'" in source
+    # (the flag that chooses the primitive exists from 0.10.2)
+    assert ("use_emit_pipeline_primitive(True)" in source) == compat.has(
+        "jax._src.config.use_emit_pipeline_primitive")
     assert ("pltpu.emit_pipeline(pipe0, grid=(3,), in_specs=[pl.BlockSpec((None, 2), "
             "lambda i: (i, 0))], out_specs=[pl.BlockSpec((None, 2), lambda i: (i, 0))])(r1, r1)"
             ) in source

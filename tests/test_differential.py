@@ -8,7 +8,7 @@ import jax.numpy as jnp
 import pytest
 from hypothesis import strategies as st
 
-from fuzz import compat, ir, oracles, unsupported
+from fuzz import compat, ir, oracles, seen_on, unsupported
 from fuzz.ops.semaphore import Read, Signal
 from jax._src.interpreters import mlir
 from jax._src.pallas import hlo_interpreter
@@ -180,5 +180,8 @@ def test_jit_eager_catches_a_lowering_that_discharges_differently(plant):
     plant(mlir._lowerings, run_state_p, dataclasses.replace(
         mlir._lowerings[run_state_p], rule=mlir.lower_fun(impl, multiple_results=True)))
     f = _hunt(oracles.JitMismatch, ("jit-eager",), match="results differ")
-    assert f.path == "run_state" and f.message == (
-        "under jax.jit (SemaphoreEffect filtered) results differ")
+    # (up to 0.8.3 that bug is not measured, as its example fails earlier; 0.7.2 lowers)
+    messages = {"under jax.jit (SemaphoreEffect filtered) results differ"}
+    if seen_on.verdict("known", "run-state-jit-semaphore-effect") != "bad":
+        messages.add("under jax.jit results differ")
+    assert f.path == "run_state" and f.message in messages, f.message

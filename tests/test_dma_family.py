@@ -14,7 +14,7 @@ from fuzz.ops.dma.order import waited_before_use
 from fuzz.ops.ref import Get, Swap
 from fuzz.ops.ref.common import Iota
 from fuzz.ops.semaphore import Read
-from hunting import hunt, premise
+from hunting import as_on_newest, hunt, premise
 from strategies import programs
 from strategies.semaphores import semaphore_shapes
 
@@ -75,11 +75,14 @@ def test_drawn_copy_programs_are_well_formed_and_round_trip(case):
     assert undefined is None or undefined.startswith(("racy", "unwaited", "statement")), undefined
 
 
-def test_a_copy_runs_on_every_kernel_path_as_the_model_says():
+# (0.7.0 to 0.9.2 cannot copy an operand in no memory space: a known finding)
+@pytest.mark.parametrize("space", [None, "vmem"])
+def test_a_copy_runs_on_every_kernel_path_as_the_model_says(space):
+    data = dataclasses.replace(F, memory_space=space)
     case = _case(DmaStart(ROW0, DST, ir.View(0), api="async_copy", priority=1),
-                 DmaWait(ROW0, DST, ir.View(0)))
+                 DmaWait(ROW0, DST, ir.View(0)), refs=(SEM, data, data))
     report = oracles.check(case)
-    assert not report.failures, report.failures
+    assert not as_on_newest(report.failures), report.failures
     assert {"abstract", "pallas_call", "tpu_interpret"} <= {o.path for o in report.outcomes}
 
 
@@ -161,7 +164,9 @@ def test_race_detection_catches_a_detector_that_misses_kernel_stores(plant):
          "the TPU interpreter has no _validate to plant into")
 def test_left_over_counts_catch_an_interpreter_silent_at_exit(plant):
     ipc = compat.tpu_interpreter()
-    plant(ipc, "_validate", lambda token, device_id: token)
+    # silent: it gives back the token it takes (older releases pass the device id alone)
+    plant(ipc, "_validate", lambda *token_and_device: token_and_device[0]
+          if len(token_and_device) == 2 else None)
     f = hunt(oracles.LeftoverMissed, ("left-over-counts",),
              _mutated(_interpreted("tpu_interpret_eager"), "drop_wait"), statements=1, refs=3)
     assert [type(s) for s in f.case.body] == [DmaStart], f.case

@@ -26,18 +26,24 @@ A, SEND, RECV = ir.Ref("int32", (2,)), ir.Ref("dma", ()), ir.Ref("dma", ())
 DISCHARGES_REMOTE = pytest.mark.skipif(compat.jax_version()[:2] < (0, 12), reason=(
     f"JAX {jax.__version__} cannot discharge a remote copy to a mesh device id"))
 BARRIER = ir.Ref("barrier", (), memory_space=ir.COLLECTIVE)
+# Where the tests that must run on the TPU interpreter keep a copy's operands:
+# 0.7.0 to 0.9.2 cannot copy one in no memory space (a known finding,
+# tpu-interpret-copy-of-an-operand-in-no-memory-space).
+VMEM = "vmem"
 
 
-def _shift(offset=1, *, barrier=True, devices=4, waits=("wait",)):
+def _shift(offset=1, *, barrier=True, devices=4, waits=("wait",), space=None):
     """A ring shift of r0 into r1 by ``offset`` devices (r2, r3 its
-    semaphores), after a barrier with its sender (r4) or not."""
+    semaphores), after a barrier with its sender (r4) or not; r0 and r1 in
+    memory space ``space``."""
     to = ir.MeshIndex(offset)
     copy = (ir.View(0), ir.View(1), ir.View(3), ir.View(2))
     body = (DmaStart(*copy, device_id=to), *(DmaWait(*copy, m, device_id=to) for m in waits))
     if barrier:
         body = (Signal(ir.View(4), ir.Int(1), device_id=ir.MeshIndex(-offset)),
                 Wait(ir.View(4), ir.Int(1)), *body)
-    return ir.Case((A, dataclasses.replace(A), SEND, RECV, BARRIER), body, devices=devices)
+    data = dataclasses.replace(A, memory_space=space)
+    return ir.Case((data, data, SEND, RECV, BARRIER), body, devices=devices)
 
 
 def _blocks(case, i):
@@ -144,12 +150,12 @@ def test_the_hlo_interpreter_refuses_a_remote_signal_and_fails_on_the_barrier():
 
 def test_a_mesh_program_runs_standalone_in_a_fresh_interpreter():
     """The rendered program asks for the mesh's devices before JAX starts."""
-    text, _ = paths.program(_shift(1, devices=4), "tpu_interpret")
+    text, _ = paths.program(_shift(1, devices=4, space=VMEM), "tpu_interpret")
     out = subprocess.run([sys.executable, "-c", text + "\nprint(run()[2].tolist())"],
                          capture_output=True, text=True, timeout=300)
     assert out.returncode == 0, out.stderr[-2000:]
     assert out.stdout.strip().splitlines()[-1] == str(
-        np.roll(_blocks(_shift(1, devices=4), 0), 1, axis=0).tolist())
+        np.roll(_blocks(_shift(1, devices=4, space=VMEM), 0), 1, axis=0).tolist())
 
 
 def test_programs_on_a_mesh_take_its_sizes():
@@ -258,5 +264,5 @@ def test_a_failed_interpreter_kernel_leaves_no_error_for_the_next_case():
     known = known_findings.BY_ID["tpu-interpret-remote-copy-of-64-bit-data"]
     failed = oracles.check(known.example, on_paths=("tpu_interpret",))
     assert [f.known for f in failed.failures] == [known.id], failed.failures
-    report = oracles.check(_shift(1), on_paths=("tpu_interpret", "tpu_interpret_eager"))
+    report = oracles.check(_shift(1, space=VMEM), on_paths=("tpu_interpret", "tpu_interpret_eager"))
     assert not report.failures and len(report.outcomes) == 2, report.failures

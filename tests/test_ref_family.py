@@ -1,5 +1,7 @@
 """The data-ref family (get, swap, addupdate, masked loads and stores): the model against NumPy, and planted
 bugs in JAX's rules for it, each caught by its oracle and shrunk."""
+import functools
+
 import jax
 import jax.numpy as jnp
 import numpy as np
@@ -195,6 +197,8 @@ def test_partial_discharge_catches_a_rule_that_goes_wrong_when_a_ref_is_kept(pla
     wrong = compat.wrap_rule(real_rule, twice)
     real_discharge = state_discharge.discharge_state
 
+    # (with the real one's signature, which the abstract path reads: JAX < 0.10.2 takes consts)
+    @functools.wraps(real_discharge)
     def discharge_state(*args, should_discharge=True, **kwargs):
         partial = not (should_discharge is True or all(should_discharge))
         rules = compat.discharge_rules()
@@ -350,8 +354,8 @@ def test_x64_cases_hold_64_bit_refs_only_with_the_flag():
     case = ir.Case((ref,), (AddUpdate(ir.View(0), Iota("int64", (2,), 20)),),
                    ("abstract", "run_state", "jax_refs"), x64=True)
     report = oracles.check(case)
-    lacked_here(report)   # (jax.ref.addupdate, from 0.7.1)
-    assert not report.failures and len(report.outcomes) == 3
+    lacked = lacked_here(report)   # (jax_refs: jax.empty_ref, from 0.9.1)
+    assert not report.failures and len(report.outcomes) == 3 - len(lacked), report.skipped
     assert report.outcomes[1].state[0] == [21, 23]
     assert report.outcomes[1].produced[-1] == ((2,), "int64")
     assert not jax.config.jax_enable_x64   # the flag does not leak out of a case
@@ -436,7 +440,10 @@ def test_inspect_runs_the_debug_rules_and_leaves_the_ref_as_it_is():
         "run-state-reverse-mode-fails"}, report.failures
     assert {f.primitive for f in report.failures if f.oracle == "effects"} == {
         "debug_callback", "debug_print"}
-    assert report.compared["model-vs-path"] >= 4
+    evaluated = {o.path for o in report.outcomes
+                 if o.error is None and paths.MODULES[o.path].EVALUATES}
+    assert report.compared["model-vs-path"] == len(evaluated), report.outcomes
+    assert {"run_state", "pallas_call", "tpu_interpret"} <= evaluated, report.outcomes
 
 
 @needs("pl.kernel", "pltpu.TensorCoreMesh")
