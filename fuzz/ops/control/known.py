@@ -150,6 +150,14 @@ def _is(kind, test=lambda stmt: True):
     return lambda case, k: isinstance(case.statements[k], kind) and test(case.statements[k])
 
 
+def _while_over_a_float_ref(case: ir.Case, k: int) -> bool:
+    """A loop that is a ``while`` with a statement on a float ref inside."""
+    stmt = case.statements[k]
+    return isinstance(stmt, Loop) and stmt.primitive == "while" and any(
+        case.refs[v.ref].kind.startswith(("float", "bfloat"))
+        for s in ir.flat(stmt.body) for v in ir.views(s))
+
+
 def _uses_a_ref_it_is_not_given(pipe) -> bool:
     """A pipeline as the emit_pipeline primitive whose block uses a ref
     other than its blocks (one the kernel has, closed over), or signals or
@@ -271,6 +279,21 @@ KNOWN_FINDINGS: tuple[KnownFinding, ...] = (
         trigger=_is(Loop, lambda loop: bool(loop.xs) and loop.count.value == 0),
         example=ir.Case((ir.Ref("float32", (0, 2)),), (Loop(ir.Int(0), (_row_store(
             ir.Ref("float32", (0, 2))),), "scan", xs=(0,)),), ("run_state",)),
+        paths=("run_state",)),
+    KnownFinding(
+        "run-state-jvp-of-a-while-loop-over-a-float-ref",
+        "0.7.2 to 0.10.1: forward-mode AD (jax.jvp) of a pl.run_state program "
+        "with a while loop (lax.while_loop, or a fori_loop with a dynamic trip "
+        "count) whose body uses a float ref fails in _while_loop_jvp: the "
+        "discharged loop's cond jaxpr has debug info with no arg_names, which "
+        "it extends by the tangents' ('TypeError: unsupported operand type(s) "
+        "for +: 'NoneType' and 'tuple''); an int ref there, or a static trip "
+        "count (a scan), is differentiated",
+        symptoms=(("grad-matches", r"^(fwd|rev) derivatives of .*: TypeError: unsupported "
+                                   r"operand type\(s\) for \+: 'NoneType' and 'tuple'"),),
+        trigger=_while_over_a_float_ref,
+        example=ir.Case((ir.Ref("float32", (2,)),), (Loop(ir.Int(1, True), (Get(ir.View(0)),)),),
+                        ("run_state",)),
         paths=("run_state",)),
     KnownFinding(
         "tpu-interpret-scan-over-refs",

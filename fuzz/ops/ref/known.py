@@ -192,6 +192,18 @@ def _masked_load_mask_wider(case: ir.Case, k: int) -> bool:
     return not fits(stmt.mask, shape)
 
 
+def _masked_load_mask_unbroadcastable(case: ir.Case, k: int) -> bool:
+    """A masked load whose mask does not broadcast with the view's shape."""
+    stmt = case.statements[k]
+    if not isinstance(stmt, MaskedLoad) or stmt.mask is None:
+        return False
+    try:
+        np.broadcast_shapes(ir.view_shape(case, stmt.view), stmt.mask.shape)
+    except ValueError:
+        return True
+    return False
+
+
 def _masked_store_mask_of_another_shape(case: ir.Case, k: int) -> bool:
     stmt = case.statements[k]
     return (isinstance(stmt, MaskedStore) and stmt.mask is not None
@@ -519,6 +531,18 @@ KNOWN_FINDINGS: tuple[KnownFinding, ...] = (
         symptoms=(("invalid-rejected", r"^masked_load ran without error"),),
         trigger=_masked_load_mask_wider,
         example=ir.Case((ir.Ref("int32", (1,)),), (MaskedLoad(ir.View(0), Mask((2,))),),
+                        paths=("abstract",),
+                        expect=ir.ExpectedError("ValueError", r"(?i)mask", "masked_load"))),
+    KnownFinding(
+        "masked-load-mask-unchecked",
+        "0.7.1 to 0.9.0.1: pltpu.load(x, mask=m) traces whatever m's shape: "
+        "masked_load's abstract evaluation looks at no mask, and with no other= "
+        "its discharge drops it, so x of shape (3, 4, 3) loads in full under a "
+        "mask of shape (4,); from 0.9.1 it is refused ('ValueError: Cannot "
+        "broadcast mask shape (4,) to load shape (3, 4, 3)')",
+        symptoms=(("invalid-rejected", r"^masked_load ran without error"),),
+        trigger=_masked_load_mask_unbroadcastable,
+        example=ir.Case((ir.Ref("int32", (3, 4, 3)),), (MaskedLoad(ir.View(0), Mask((4,))),),
                         paths=("abstract",),
                         expect=ir.ExpectedError("ValueError", r"(?i)mask", "masked_load"))),
     _writes_lost(

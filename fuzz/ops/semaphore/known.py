@@ -206,6 +206,7 @@ KNOWN_FINDINGS: tuple[KnownFinding, ...] = (
                   (_INVALID, r"^TypeError: Cannot determine dtype of \w+")),
         trigger=_both(_has(ir.Reshape), lambda case, k: any(
             case.refs[v.ref].is_semaphore for v in ir.views(case.statements[k]))),
+        about=("semaphore", "ref", "dma"),   # a copy's semaphore is reshaped alike
         example=ir.Case((ir.Ref("dma", ()),), (
             Read(ir.View(0, (ir.Reshape((1,)), ir.At((ir.Int(0),))))),), ("abstract",))),
     KnownFinding(
