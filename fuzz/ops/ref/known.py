@@ -179,29 +179,28 @@ def _ds_with_dynamic_start(case: ir.Case, k: int) -> bool:
     return any(isinstance(d, ir.Ds) and d.start.dynamic for d in ir.walk(case.statements[k], ir.Ds))
 
 
-def _masked_load_mask_wider(case: ir.Case, k: int) -> bool:
-    """A masked load whose mask broadcasts with the view's shape, not to it."""
+def _masked_load_mask_broadcasts(case: ir.Case, k: int) -> bool | None:
+    """Whether statement k's mask, a masked load's, broadcasts with the
+    view's shape; None if it is no masked load with a mask."""
     stmt = case.statements[k]
     if not isinstance(stmt, MaskedLoad) or stmt.mask is None:
-        return False
-    shape = ir.view_shape(case, stmt.view)
+        return None
     try:
-        np.broadcast_shapes(shape, stmt.mask.shape)
+        np.broadcast_shapes(ir.view_shape(case, stmt.view), stmt.mask.shape)
     except ValueError:
         return False
-    return not fits(stmt.mask, shape)
+    return True
+
+
+def _masked_load_mask_wider(case: ir.Case, k: int) -> bool:
+    """A masked load whose mask broadcasts with the view's shape, not to it."""
+    return bool(_masked_load_mask_broadcasts(case, k)) and not fits(
+        case.statements[k].mask, ir.view_shape(case, case.statements[k].view))
 
 
 def _masked_load_mask_unbroadcastable(case: ir.Case, k: int) -> bool:
     """A masked load whose mask does not broadcast with the view's shape."""
-    stmt = case.statements[k]
-    if not isinstance(stmt, MaskedLoad) or stmt.mask is None:
-        return False
-    try:
-        np.broadcast_shapes(ir.view_shape(case, stmt.view), stmt.mask.shape)
-    except ValueError:
-        return True
-    return False
+    return _masked_load_mask_broadcasts(case, k) is False
 
 
 def _masked_store_mask_of_another_shape(case: ir.Case, k: int) -> bool:
