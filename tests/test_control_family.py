@@ -124,6 +124,11 @@ def test_shard_map_takes_the_refs_as_arguments_outside_kernels_only():
                                     Swap(AT[0], ir.Result(1)))))
     assert "def wrap0(dyn, r0):" in emit.kernel_source(case)
     report = oracles.check(case)
+    if seen_on.applies("known", "shard-map-of-a-ref-fails-reshard-assertion"):
+        # (0.9.0 and 0.9.0.1 trace no shard_map of a ref: that bug, and nothing else)
+        assert {f.known for f in report.failures} == {
+            "shard-map-of-a-ref-fails-reshard-assertion"}, report.failures
+        return
     lacked = lacked_here(report)   # (jax_refs: jax.empty_ref, from 0.9.1)
     assert {o.path for o in report.outcomes if o.error is None} == {
         "abstract", "run_state", "jax_refs"} - lacked, report.outcomes

@@ -245,7 +245,7 @@ def _raced(case, tries=5):
 def test_race_detection_on_a_mesh_sees_a_copy_racing_with_its_receivers_start(plant):
     """Planted: the detector's check of writes a no-op. Without a barrier
     the copy races with what the receiver's kernel start wrote."""
-    case = _shift(1, barrier=False)
+    case = _shift(1, barrier=False, space=VMEM)
     report = _raced(case)
     assert not report.failures and report.outcomes[0].races, report.failures
     from jax._src.pallas.mosaic.interpret import race_detection_state

@@ -618,9 +618,10 @@ KNOWN_FINDINGS: tuple[KnownFinding, ...] = (
         "0.9.0 and 0.9.0.1: a jax.shard_map that takes a ref as an argument "
         "fails as it traces with a bare AssertionError: the reshard of its "
         "argument (pjit._reshard_abstract_eval) asserts that the aval is a "
-        "ShapedArray, and a ref's is an AbstractRef",
+        "ShapedArray, and a ref's is an AbstractRef (every shard_map in a "
+        "kernel takes one: dyn, if nothing else)",
         symptoms=(("valid-runs", r"^AssertionError: $"),),
-        trigger=_wrapping_a_ref_or_scanning_one("shard_map"),
+        trigger=_is(Wrap, lambda wrap: wrap.via == "shard_map"),
         example=ir.Case((ir.Ref("int32", (3,)),), (Wrap("shard_map", (
             Swap(ir.View(0), Iota("int32", (3,))),)),), ("abstract",))),
     KnownFinding(

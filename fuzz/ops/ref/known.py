@@ -81,6 +81,15 @@ def _negative_static_index(case: ir.Case, k: int) -> bool:
         for t in stmt.view.transforms if isinstance(t, ir.At) for i in t.indices)
 
 
+def _masked_negative_static_index(case: ir.Case, k: int) -> bool:
+    """A masked load or store through a negative static index, or a
+    statement using what such a load gave (where its wrong value shows)."""
+    if isinstance(case.statements[k], (MaskedLoad, MaskedStore)):
+        return _negative_static_index(case, k)
+    return any(r.stmt < k and _masked_negative_static_index(case, r.stmt)
+               for r in ir.walk(case.statements[k], ir.Result))
+
+
 def _swap_of_python_bool(case: ir.Case, k: int) -> bool:
     stmt = case.statements[k]
     return isinstance(stmt, Swap) and isinstance(stmt.value, Scalar) and isinstance(
@@ -453,6 +462,19 @@ KNOWN_FINDINGS: tuple[KnownFinding, ...] = (
         trigger=_masked_static_int_index,
         example=ir.Case((ir.Ref("int32", (2,)),), (MaskedLoad(ir.View(0, (
             ir.At((ir.Int(0),)),))),), paths=("abstract",))),
+    KnownFinding(
+        "masked-ops-negative-static-index",
+        "0.7.2 to 0.10.0: pltpu.store(x.at[-1], v) stores nothing, and "
+        "pltpu.load(x.at[-1]) gives the out-of-bounds fill (-2147483648 for "
+        "int32): the masked ops' discharge takes a negative static index as "
+        "it is, past the start, where x[-1] counts from the end. A silent "
+        "wrong value; from 0.10.1 a static index fails as masked-ops-static-int-index",
+        symptoms=(("model-vs-path", r"^final r\d+(\[[\d, ]*\])? is .*, expected "),
+                  ("path-vs-path", r"^final r\d+ differs between "),
+                  ("chain-equivalence", r"^results differ when every view is one static index$")),
+        trigger=_masked_negative_static_index,
+        example=ir.Case((ir.Ref("int32", (2,)),), (MaskedStore(ir.View(0, (
+            ir.At((ir.Int(-1),)),)), Iota("int32", (), 5)),), paths=("run_state",))),
     KnownFinding(
         "masked-swap-returns-transformed-ref",
         "pltpu.store through a view with a transform before its last indexer "
