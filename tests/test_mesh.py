@@ -242,10 +242,13 @@ def _raced(case, tries=5):
 
 @premise(compat.probe("jax._src.pallas.mosaic.interpret.race_detection_state"),
          "the race detector has no module of its own to plant into")
+# (in VMEM instead, 0.8.3's interpreter hangs on this racy copy)
+@premise(not seen_on.applies("known", "tpu-interpret-copy-of-an-operand-in-no-memory-space"),
+         "the interpreter cannot copy an operand in no memory space")
 def test_race_detection_on_a_mesh_sees_a_copy_racing_with_its_receivers_start(plant):
     """Planted: the detector's check of writes a no-op. Without a barrier
     the copy races with what the receiver's kernel start wrote."""
-    case = _shift(1, barrier=False, space=VMEM)
+    case = _shift(1, barrier=False)
     report = _raced(case)
     assert not report.failures and report.outcomes[0].races, report.failures
     from jax._src.pallas.mosaic.interpret import race_detection_state
