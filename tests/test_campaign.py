@@ -75,11 +75,12 @@ def test_a_planted_bug_is_found_and_filed(tmp_path, mode):
 
 
 def test_a_segfault_a_hang_and_a_memory_hog_become_findings_and_the_campaign_goes_on(tmp_path):
-    done, summary, seconds = campaign(
+    done, summary, _ = campaign(
         tmp_path, "--strategies", "valid", "--case-timeout", "3s", "--max-rss-mb", "600",
         "--worker-setup", "campaign_plants:abort_on_signal",
         "--worker-setup", "campaign_plants:hang_on_wait",
-        "--worker-setup", "campaign_plants:bloat_on_get", budget="20s")
+        "--worker-setup", "campaign_plants:bloat_on_get", "--max-examples", "60",
+        budget="150s")
     symptoms = {f["symptom"]: f for f in summary["findings"]["new"]}
     assert {"crash", "timeout", "oom"} <= set(symptoms), done.stdout + done.stderr
     assert "SIGABRT" in symptoms["crash"]["message"]
@@ -103,8 +104,10 @@ def test_a_segfault_a_hang_and_a_memory_hog_become_findings_and_the_campaign_goe
     assert all(d["valid"] and serialize.from_data(d["case"]) for d in summary["died_on"])
     assert "cases with a timeout: 1, 1 valid, on a mesh: none" in done.stdout, done.stdout
     assert {f["id"] for f in symptoms.values()} <= {x["id"] for x in summary["exposure"]}
-    assert summary["stopped_by"] == "budget" and not summary["errors"]
-    assert seconds < 20 + 30   # the budget, plus start-up and the grace period at most
+    # It stops by its count of cases, not its budget, so a slow machine or
+    # release reaches the first wait too (case 45 of seed 1 on 0.12; 0.9.0
+    # under load ran 10 cases in a 20 s budget and never got there).
+    assert summary["stopped_by"] == "max_cases" and not summary["errors"]
     assert done.returncode == 1
 
 
