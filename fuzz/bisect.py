@@ -143,7 +143,7 @@ def judge(ran: dict, request: dict) -> dict:
 
 def _said(ran: dict) -> str:
     lines = [line for line in ran["output"].splitlines() if line.startswith("BUG:")]
-    return (lines[0][5:] if lines else ran["output"].strip()[:200])[:200]
+    return releases.steady(lines[0][5:] if lines else ran["output"].strip()[:200])[:200]
 
 
 def _step_main() -> int:

@@ -30,7 +30,6 @@ from __future__ import annotations
 
 import json
 import os
-import re
 
 from fuzz import atomic, compat, releases
 
@@ -110,12 +109,7 @@ def judge(ids=None, suppressing=None) -> dict[str, dict[str, str]]:
 
 def _first(report) -> str:
     f = report.failures[0]
-    return f"{f.oracle} on {f.path}: {_steady(str(f.message).splitlines()[0])[:160]}"
-
-
-def _steady(text: str) -> str:
-    """``text`` without what differs from run to run (object addresses, ids)."""
-    return re.sub(r"\b(0x[0-9a-f]{6,}|(?<=id=)\d+)", "…", text)
+    return f"{f.oracle} on {f.path}: {releases.steady(str(f.message).splitlines()[0])[:160]}"
 
 
 def _checked(case):
@@ -126,7 +120,7 @@ def _checked(case):
         report = oracles.check(case)
     except Exception as e:   # noqa: BLE001 - said, not raised: one entry's verdict
         first = (str(e).splitlines() or [""])[0]
-        return None, f"n/a: the fuzzer raised {type(e).__name__}: {_steady(first)[:160]}"
+        return None, f"n/a: the fuzzer raised {type(e).__name__}: {releases.steady(first)[:160]}"
     if case.paths and set(case.paths) <= set(report.skipped):
         return None, "n/a: " + next(iter(report.skipped.values()))
     return report, None

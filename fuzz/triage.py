@@ -179,8 +179,10 @@ def _report_all(args) -> int:
             finding.versions = findings.versions()
             if crash:   # it died in a fresh interpreter: verified, as filing would have
                 finding.reproducer["status"] = "reproduces"
-            elif not args.no_verify and finding.reproducer.get("script"):
-                finding.reproducer.update(reproducer.check_script(finding.reproducer["script"]))
+            else:   # labelled as this JAX shows it (records filed before a label was mended)
+                finding.symptom, finding.stage = now[0].symptom_of(), findings.stage_of(now[0])
+                if not args.no_verify and finding.reproducer.get("script"):
+                    finding.reproducer.update(reproducer.check_script(finding.reproducer["script"]))
         else:
             fixed, finding.status = True, "fixed in this JAX"
         reports.write(args.reports_dir, finding)

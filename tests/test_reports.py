@@ -64,6 +64,21 @@ def test_report_all_marks_a_regression_fixed_when_it_no_longer_fails(tmp_path, c
     assert "| fixed in this JAX |" in (tmp_path / "reports" / reports.INDEX).read_text()
 
 
+def test_report_all_relabels_a_finding_as_this_jax_shows_it(tmp_path):
+    """A record filed before a label was mended (an exception under jit once
+    called a wrong value) gets the label its re-check gives."""
+    finding = _file(tmp_path, "check-sem-avals-last-transform-not-indexer")
+    record = tmp_path / "reports" / f"{finding.id}.json"
+    data = json.loads(record.read_text())
+    assert (data["symptom"], data["stage"]) == ("exception", "trace")
+    record.write_text(json.dumps({**data, "symptom": "wrong value", "stage": "execution"}))
+    assert cli.main(["report", "--all", "--no-verify", "--corpus-dir", str(tmp_path / "corpus"),
+                     "--reports-dir", str(tmp_path / "reports")]) == cli.EXIT_CLEAN
+    data = json.loads(record.read_text())
+    assert (data["symptom"], data["stage"], data["status"]) == ("exception", "trace", "still failing")
+    assert "| still failing | exception | trace |" in (tmp_path / "reports" / reports.INDEX).read_text()
+
+
 def test_report_cli_files_a_case_and_counts_it_again(tmp_path, capsys):
     regression = REGRESSIONS[0]
     _skip_unless_bad_here(regression)
