@@ -10,6 +10,7 @@ from __future__ import annotations
 import functools
 import json
 import os
+import re
 
 from fuzz import atomic
 
@@ -101,12 +102,45 @@ def title(finding) -> str:
     return f"{who} {what} on `{where}`: {finding.message[:90]}"
 
 
-def _first_clause(text: str) -> str:
-    """A description's opening, up to its first colon, semicolon or
-    parenthesis (where that leaves a sentence), for a title."""
-    cut = min((i for i in (text.find(": "), text.find("; "), text.find(" (")) if i >= 30),
-              default=len(text))
-    return text[:cut]
+def _first_clause(text: str, longest: int = 150) -> str:
+    """A description as a title: without its parenthetical asides (a shape
+    like ' (3, 4)' stays), up to its first colon, semicolon or full stop
+    where that leaves a sentence, and past ``longest`` characters up to the
+    comma that ends its main clause.
+
+    >>> _first_clause("a signal (or wait) on a view of shape (2, 1) is lost: it ...")
+    'a signal on a view of shape (2, 1) is lost'
+    """
+    text = _without_asides(text)
+    quoted = [m.span() for m in _QUOTED.finditer(text)]
+
+    def stops(pattern, lo, hi):
+        return [m.start() for m in re.finditer(pattern, text)
+                if lo <= m.start() <= hi and not any(a < m.start() < b for a, b in quoted)]
+    text = text[:min(stops(r"[:;.] ", 30, len(text)), default=len(text))]
+    if len(text) > longest:
+        text = text[:max(stops(", ", 60, longest), default=len(text))]
+    return text.rstrip(" ,")
+
+
+# a quoted message, not an apostrophe
+_QUOTED = re.compile(r"(?<!\w)'[^']*'(?!\w)|\"[^\"]*\"")
+_SHAPE = re.compile(r"\([\d, ()]*\)")
+
+
+def _without_asides(text: str) -> str:
+    out, i = [], 0
+    while i < len(text):
+        if text.startswith(" (", i):
+            depth, j = 0, i + 1   # to the matching parenthesis
+            while j < len(text) and (depth := depth + {"(": 1, ")": -1}.get(text[j], 0)):
+                j += 1
+            if not _SHAPE.fullmatch(text, i + 1, j + 1):
+                i = j + 1
+                continue
+        out.append(text[i])
+        i += 1
+    return "".join(out)
 
 
 def markdown(finding) -> str:

@@ -34,6 +34,18 @@ def _file(tmp_path, known_id):
                            reports_dir=tmp_path / "reports", verify=False)[0]
 
 
+@pytest.mark.parametrize("known_id", sorted(BY_ID))
+def test_a_known_findings_title_is_a_whole_sentence(known_id):
+    """Cut from its description, never mid-phrase (stop 29's cut at the
+    first parenthesis titled one 'semaphore_read does not check that its view is')."""
+    title = reports._first_clause(BY_ID[known_id].description)
+    assert title.count("(") == title.count(")") and title.count("[") == title.count("]"), title
+    assert " '" not in reports._QUOTED.sub("", title), title   # no quote left open
+    assert title.rsplit(" ", 1)[-1] not in {"a", "an", "the", "to", "of", "in", "is", "with",
+                                             "that", "and", "or", "as", "by"}, title
+    assert 30 <= len(title) <= 220, title
+
+
 def test_report_follows_the_bug_template_and_has_a_record(tmp_path):
     finding = _file(tmp_path, "static-index-out-of-bounds-accepted")
     md = (tmp_path / "reports" / f"{finding.id}.md").read_text()

@@ -332,8 +332,8 @@ KNOWN_FINDINGS = (
         "on JAX 0.10, discharge (discharge_state, and pl.pallas_call(..., "
         "interpret=True)) fails on a remote copy whose device_id is in mesh form "
         "(make_async_remote_copy(..., device_id={'x': i}), or a tuple with "
-        "DeviceIdType.MESH) with 'TypeError: unsupported operand type(s) for ==: "
-        "'DynamicJaxprTracer' and 'tuple'': dma_start_partial_discharge_rule compares "
+        "DeviceIdType.MESH) with \"TypeError: unsupported operand type(s) for ==: "
+        "'DynamicJaxprTracer' and 'tuple'\": dma_start_partial_discharge_rule compares "
         "the all-gathered device ids with the id as given, not as a logical id. A "
         "LOGICAL scalar id works, and so does the TPU interpreter; 0.12 discharges "
         "it (and refuses a remote signal cleanly)",
