@@ -99,6 +99,9 @@ def title(finding) -> str:
         return f"An invalid {who} {what} (`{where}`)"
     what = _DOES.get(finding.symptom, finding.symptom).format(
         exception=finding.exception or "an error", oracle=finding.oracle)
+    if finding.oracle == "crash":   # its message: the symptom again, and where it was stuck
+        stuck = re.search(r", in (\S+)$", finding.message)
+        return f"{who} {what} on `{where}`" + (f", in {stuck[1]}" if stuck else "")
     return f"{who} {what} on `{where}`: {finding.message[:90]}"
 
 

@@ -46,6 +46,12 @@ def test_a_known_findings_title_is_a_whole_sentence(known_id):
     assert 30 <= len(title) <= 220, title
 
 
+def test_a_hangs_title_names_its_primitive_path_and_where_it_was_stuck():
+    record = reports.load(os.path.join(ROOT, "reports"), "crash-dma_start-54e8a344")
+    assert reports.title(findings.Finding.from_record(record)) == \
+        "`dma_start` hangs on `pallas_call`, in tpu_info.py:_get_tiling_factor"
+
+
 def test_report_follows_the_bug_template_and_has_a_record(tmp_path):
     finding = _file(tmp_path, "static-index-out-of-bounds-accepted")
     md = (tmp_path / "reports" / f"{finding.id}.md").read_text()
