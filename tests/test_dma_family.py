@@ -14,7 +14,7 @@ from fuzz.ops.dma.order import waited_before_use
 from fuzz.ops.ref import Get, Swap
 from fuzz.ops.ref.common import Iota
 from fuzz.ops.semaphore import Read
-from hunting import as_on_newest, hunt, premise
+from hunting import as_on_newest, hunt, lacked_here, premise
 from strategies import programs
 from strategies.semaphores import semaphore_shapes
 
@@ -83,7 +83,9 @@ def test_a_copy_runs_on_every_kernel_path_as_the_model_says(space):
                  DmaWait(ROW0, DST, ir.View(0)), refs=(SEM, data, data))
     report = oracles.check(case)
     assert not as_on_newest(report.failures), report.failures
-    assert {"abstract", "pallas_call", "tpu_interpret"} <= {o.path for o in report.outcomes}
+    # (0.6.2's abstract path takes no ref in a memory space)
+    assert {"abstract", "pallas_call", "tpu_interpret"} - lacked_here(report) <= {
+        o.path for o in report.outcomes}
 
 
 def _start_writing_nothing(rule):
