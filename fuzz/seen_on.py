@@ -31,6 +31,8 @@ from __future__ import annotations
 import json
 import os
 
+import jax
+
 from fuzz import atomic, compat, releases
 
 FILE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "seen_on.json")
@@ -135,6 +137,10 @@ def _judge_known(k) -> str:
     if k in firsts:
         return "bad"
     if not report.failures:
+        # good only where an oracle that shows the bug ran on the example
+        lacking = [report.not_applied.get(oracle, "") for oracle, _ in k.symptoms]
+        if all(why.startswith(f"JAX {jax.__version__} ") for why in lacking):
+            return f"n/a: {lacking[0]}"
         return "good"
     other = next((m.id for m in firsts if m is not None), None)
     return "other: " + (f"matches {other} first" if other else _first(report))

@@ -134,8 +134,9 @@ def test_shard_map_takes_the_refs_as_arguments_outside_kernels_only():
         "abstract", "run_state", "jax_refs"} - lacked, report.outcomes
     assert set(report.skipped) == {"eager", "nested", "pallas_call", "mesh_kernel",
                                    "tpu_interpret", "tpu_interpret_eager"} | lacked
-    assert {f.known for f in report.failures} == {
-        "shard-map-partial-discharge-discharges-kept-ref"}, report.failures
+    kept_ref = "shard-map-partial-discharge-discharges-kept-ref"   # (from 0.7.2)
+    assert {f.known for f in report.failures} == (
+        {kept_ref} if seen_on.applies("known", kept_ref) else set()), report.failures
 
 
 def test_a_nested_run_scoped_runs_inside_kernels_and_agrees_with_the_model():

@@ -1,9 +1,10 @@
 """One strict expected failure per known finding: when JAX fixes the bug the
 test passes, strict xfail turns that red, and the entry must be removed."""
+import jax
 import pytest
 
 from fuzz import ir, known_findings, oracles, seen_on
-from hunting import premise
+from hunting import needs, premise
 
 
 def _expected(k):
@@ -54,9 +55,26 @@ def test_a_wrong_read_is_a_consequence_where_it_is_read_not_where_it_was_written
 
 @premise(seen_on.applies("known", "masked-swap-returns-transformed-ref"),
          "no masked-swap-returns-transformed-ref here")
+@needs("jax.new_ref")   # which the partial-discharge oracle runs its programs on
 def test_a_discharge_that_changes_a_refs_aval_is_not_discharged_partially():
     """Partial discharge of masked-swap-returns-transformed-ref's example has
     nothing right to agree with; on 0.9.1 to 0.10.2 XLA aborts the process
     evaluating it ("layout minor_to_major field contains 2 elements")."""
     report = oracles.check(known_findings.BY_ID["masked-swap-returns-transformed-ref"].example)
     assert "wrong aval" in report.not_applied.get("partial-discharge", ""), report.not_applied
+
+
+def test_an_example_whose_oracle_cannot_run_here_is_not_measured_good(monkeypatch):
+    """Up to 0.7.1 the partial-discharge oracle lacks jax.new_ref: an entry
+    only it shows is n/a there, not 'good' (seen_on.json said good)."""
+    from fuzz import compat
+    entry = "wrapped-dma-wait-partial-discharge"
+    if not seen_on.applies("known", entry):
+        pytest.skip(f"{entry}'s example is {seen_on.verdict('known', entry)} here")
+    assert seen_on.judge([entry])["known"][entry] == "bad"
+    real = compat.lacking
+    monkeypatch.setattr(compat, "lacking", lambda features: (
+        f"JAX {jax.__version__} has no jax.new_ref (as if)" if "jax.new_ref" in features
+        else real(features)))
+    assert seen_on.judge([entry])["known"][entry] == \
+        f"n/a: JAX {jax.__version__} has no jax.new_ref (as if)"

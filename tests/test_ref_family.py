@@ -183,7 +183,9 @@ def test_effects_oracle_catches_a_swap_declaring_only_a_read(plant):
     assert isinstance(f.case.body[f.statement], Swap)
 
 
-@needs("jax.ref.addupdate")   # the plant is in addupdate's rule: 0.6.2 draws none
+# The plant is in addupdate's rule (0.6.2 draws none); the oracle runs
+# jax.new_ref programs (from 0.7.2).
+@needs("jax.ref.addupdate", "jax.new_ref")
 def test_partial_discharge_catches_a_rule_that_goes_wrong_when_a_ref_is_kept(plant):
     # While a discharge keeps some ref (should_discharge not all True),
     # addupdate's rule adds twice: full and partial discharge then disagree.

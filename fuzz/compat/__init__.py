@@ -202,6 +202,10 @@ def transformation_rules() -> dict[str, tuple[dict, jax_core.Primitive]]:
     found = {}
     for prim in (state_primitives.get_p, state_primitives.swap_p, state_primitives.addupdate_p):
         for kind, (module, names) in _TRANSFORMATION_TABLES.items():
+            if kind == "transpose" and not getattr(jax.config, "jax_vjp3", True):
+                # 0.7.2 to 0.8.1 transpose with the fancy table only under
+                # jax_vjp3 (off by default up to 0.8.0); else with the other.
+                names = names[::-1]
             tables = [t for t in (getattr(module, n, None) for n in names)
                       if isinstance(t, dict) and prim in t]
             if tables:

@@ -101,6 +101,19 @@ def _copy_reshaped_then_transformed(case: ir.Case, k: int) -> bool:
         for v in ir.views(stmt) for n, t in enumerate(v.transforms))
 
 
+def _semaphore_view_not_ending_in_an_index(case: ir.Case, k: int) -> bool:
+    """A copy (its start or wait) with a semaphore view whose last transform
+    is not an indexer."""
+    stmt = case.statements[k]
+    return isinstance(stmt, (DmaStart, DmaWait)) and any(
+        v.transforms and not isinstance(v.transforms[-1], ir.At) for v in stmt.semaphores())
+
+
+# What dma_start's abstract evaluation raises there (view classes by release).
+_NO_INDEXER_SHAPE = (rf"AttributeError: '{view_class('Reshape', 'Transpose', 'Bitcast')}' "
+                     r"object has no attribute 'get_indexer_shape'")
+
+
 KNOWN_FINDINGS = (
     KnownFinding(
         "race-detector-misses-a-remote-copy-race",
@@ -148,6 +161,18 @@ KNOWN_FINDINGS = (
                      ir.View(2)),
             DmaWait(*(ir.View(r, (ir.Reshape((1, 1)), ir.At((ir.Int(-1),)))) for r in (0, 1)),
                     ir.View(2))), ("abstract", "pallas_call"))),
+    KnownFinding(
+        "dma-semaphore-view-last-transform-not-indexer",
+        "up to 0.10.0, a copy whose DMA semaphore is a view ending in a reshape, "
+        "transpose or bitcast (sem.at[0].reshape(()), sem.T) fails as it traces: "
+        "dma_start's abstract evaluation asks that last transform for "
+        "get_indexer_shape, which only an indexer has (AttributeError), as "
+        "check_sem_avals does for signal and wait (check-sem-avals-last-transform-not-indexer)",
+        symptoms=(("valid-runs", _NO_INDEXER_SHAPE), ("invalid-rejected", _NO_INDEXER_SHAPE)),
+        trigger=_semaphore_view_not_ending_in_an_index,
+        example=ir.Case((ir.Ref("dma", ()), _DATA, _DATA),
+                        _copied(ir.View(1), ir.View(2), ir.View(0, (ir.Transpose(()),))),
+                        ("abstract", "pallas_call"))),
     KnownFinding(
         "discharged-dma-counts-elements-not-bytes",
         "a copy in flight adds the number of *elements* it moves to its DMA "
