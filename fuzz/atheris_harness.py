@@ -71,12 +71,15 @@ def fuzz(test, *, on_failure, on_error, should_stop, on_stop, stop_exception, se
     def one_input(data: bytes):
         if should_stop():
             on_stop()
+        # Nothing may reach libFuzzer, which would keep it as a crash (exit
+        # code 77): not a stop, nor an error while a failure is being filed.
         try:
-            test.hypothesis.fuzz_one_input(data)
+            try:
+                test.hypothesis.fuzz_one_input(data)
+            except oracles.OracleFailure as f:
+                on_failure(f)
         except stop_exception:
-            on_stop()   # never let it reach libFuzzer, which would keep it as a crash
-        except oracles.OracleFailure as f:
-            on_failure(f)
+            on_stop()
         except Exception as e:  # noqa: BLE001 - not JAX's failure: the caller decides
             on_error(e)
 

@@ -46,6 +46,13 @@ def campaign(tmp, *extra, budget="15s", seed="1"):
     return done, summary, time.monotonic() - start
 
 
+def worker_logs(tmp, tail=3000) -> str:
+    """The end of each worker's stdout and stderr (for a failing test's message:
+    once, 0.11.2's atheris worker exited 77 while filing, and why was lost)."""
+    return "\n".join(f"--- {p.name}\n" + p.read_text(errors="replace")[-tail:]
+                     for p in sorted((tmp / "out" / "state").glob("worker-*.log")))
+
+
 def filed(tmp) -> set[str]:
     return {p.stem for p in (tmp / "corpus" / "regressions").glob("*.json")}
 
@@ -58,7 +65,7 @@ def test_a_planted_bug_is_found_and_filed(tmp_path, mode):
     assert done.returncode == 1, done.stdout + done.stderr
     new = summary["findings"]["new"]
     planted = [f for f in new if f["oracle"] in ("seed-invariant", "aval-preserved")]
-    assert planted, new
+    assert planted, (new, worker_logs(tmp_path))
     assert {f["id"] for f in new} <= filed(tmp_path)
     assert (tmp_path / "reports" / f"{planted[0]['id']}.md").exists()
     assert "new findings" in done.stdout
@@ -265,3 +272,32 @@ def test_a_campaign_shares_its_database_through_redis(tmp_path, redis_server):
     # Hypothesis saved the failing examples in Redis (SADD), where other
     # machines replay them; once filed, they leave it again (SREM).
     assert "cmdstat_sadd" in client.info("commandstats"), client.info("commandstats")
+
+
+HARNESS_FILING_BREAKS = """
+import os, sys
+from fuzz import atheris_harness, oracles
+class Test:   # stands in for a Hypothesis test: every input fails an oracle
+    class hypothesis:
+        @staticmethod
+        def fuzz_one_input(data):
+            raise oracles.SeedInvariantViolation("planted", primitive="?", path="abstract")
+def file(failure):
+    raise RuntimeError("filing broke")
+def error(e):
+    print("on_error:", e, flush=True)
+    os._exit(3)
+atheris_harness.fuzz(Test, on_failure=file, on_error=error, should_stop=lambda: False,
+                     on_stop=lambda: os._exit(0), stop_exception=KeyboardInterrupt, seed=1,
+                     corpus_dir=sys.argv[1], artifact_dir=sys.argv[1])
+"""
+
+
+def test_an_error_filing_an_atheris_failure_is_the_fuzzers_error_not_a_crash(tmp_path):
+    """Before, it escaped to libFuzzer, which exits 77 as for a crash, and the
+    campaign filed a bogus 'exit code 77 while filing' crash finding."""
+    done = subprocess.run([sys.executable, "-c", HARNESS_FILING_BREAKS, str(tmp_path)],
+                          capture_output=True, text=True, timeout=120,
+                          env={**os.environ, "PYTHONPATH": str(TESTS.parent)})
+    assert done.returncode == 3 and "on_error: filing broke" in done.stdout, \
+        (done.returncode, done.stdout[-2000:], done.stderr[-2000:])
