@@ -8,10 +8,12 @@ module: for each entry and release, what its example did there,
 - ``bad``: it fails as the entry says (the known finding is the first entry
   its failure matches; the path refuses it as the entry does, and nothing
   else fails);
-- ``good``: it runs, nothing fails (fixed there, or never broken);
+- ``good``: it runs, an oracle that shows the bug checks it, and nothing
+  fails (fixed there, or never broken);
 - ``other: ...``: it fails another way (the entry's patterns do not fit
   that release's words);
-- ``n/a: ...``: that release cannot run it (an API or path it lacks).
+- ``n/a: ...``: that release cannot run it (an API or path it lacks), or
+  lacks what every oracle that would show the bug needs.
 
 Only ``bad`` releases suppress: elsewhere the same failure is a finding,
 and tests/test_known_findings.py replays each entry as a strict expected
