@@ -57,6 +57,9 @@ def instrument_discharge_modules() -> int:
     return count
 
 
+NO_TIMEOUT_S = 10**7   # seconds: longer than any campaign
+
+
 def fuzz(test, *, on_failure, on_error, should_stop, on_stop, stop_exception, seed: int,
          corpus_dir: str, artifact_dir: str):
     """Fuzz until ``should_stop()`` or ``stop_exception`` (then ``on_stop()``,
@@ -83,8 +86,11 @@ def fuzz(test, *, on_failure, on_error, should_stop, on_stop, stop_exception, se
         except Exception as e:  # noqa: BLE001 - not JAX's failure: the caller decides
             on_error(e)
 
+    # No timeout of libFuzzer's or atheris' own: the supervisor times a case
+    # out. (-timeout=0 does not do that: atheris then kills any input past
+    # one second, 'Timeout: 1s elapsed, timeout=0s', exit code 77.)
     argv = [sys.argv[0], *INPUT_LENGTH, f"-seed={seed % 2**31 or 1}", "-rss_limit_mb=0",
-            "-timeout=0", "-handle_segv=0", "-handle_abrt=0", "-handle_bus=0", "-handle_ill=0",
+            f"-timeout={NO_TIMEOUT_S}", "-handle_segv=0", "-handle_abrt=0", "-handle_bus=0", "-handle_ill=0",
             "-handle_fpe=0", "-handle_int=0", "-handle_term=0", "-print_final_stats=0",
             f"-artifact_prefix={os.path.join(artifact_dir, '')}", corpus_dir]
     atheris.Setup(argv, one_input)

@@ -301,3 +301,33 @@ def test_an_error_filing_an_atheris_failure_is_the_fuzzers_error_not_a_crash(tmp
                           env={**os.environ, "PYTHONPATH": str(TESTS.parent)})
     assert done.returncode == 3 and "on_error: filing broke" in done.stdout, \
         (done.returncode, done.stdout[-2000:], done.stderr[-2000:])
+
+
+HARNESS_SLOW_INPUT = """
+import os, sys, time
+from fuzz import atheris_harness
+n = [0]
+class Test:   # stands in for a Hypothesis test: its third input takes 1.5 s
+    class hypothesis:
+        @staticmethod
+        def fuzz_one_input(data):
+            n[0] += 1
+            if n[0] == 3:
+                time.sleep(1.5)
+            if n[0] == 5:
+                raise KeyboardInterrupt
+atheris_harness.fuzz(Test, on_failure=print, on_error=lambda e: os._exit(3),
+                     should_stop=lambda: False, on_stop=lambda: os._exit(0),
+                     stop_exception=KeyboardInterrupt, seed=1,
+                     corpus_dir=sys.argv[1], artifact_dir=sys.argv[1])
+"""
+
+
+def test_an_atheris_input_may_take_longer_than_a_second(tmp_path):
+    """The supervisor times cases out, not atheris: with -timeout=0 atheris
+    killed any input past 1 s ('Timeout: 1s elapsed, timeout=0s', exit code
+    77), and the campaign filed that as a crash (0.11.1's and 0.11.2's suites)."""
+    done = subprocess.run([sys.executable, "-c", HARNESS_SLOW_INPUT, str(tmp_path)],
+                          capture_output=True, text=True, timeout=120,
+                          env={**os.environ, "PYTHONPATH": str(TESTS.parent)})
+    assert done.returncode == 0, (done.returncode, done.stderr[-2000:])
