@@ -7,7 +7,7 @@ from fuzz.known_findings import BY_ID
 from fuzz.ops.ref import Swap
 from fuzz.ops.ref.common import Iota
 from fuzz.ops.semaphore import Read, Signal, Wait
-from hunting import premise
+from hunting import needs, premise
 
 
 def _first_signature(case):
@@ -16,6 +16,7 @@ def _first_signature(case):
 
 @premise(seen_on.applies("known", "check-sem-avals-last-transform-not-indexer"),
          "no check-sem-avals-last-transform-not-indexer here")
+@needs("jax._src.state.types.TransformedRef.transpose")
 def test_a_padded_real_bug_shrinks_to_its_one_line_trigger():
     # check-sem-avals-last-transform-not-indexer, buried in noise.
     padded = ir.Case(

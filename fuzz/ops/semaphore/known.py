@@ -197,11 +197,13 @@ KNOWN_FINDINGS: tuple[KnownFinding, ...] = (
         "crash in check_sem_avals (AttributeError: get_indexer_shape)",
         symptoms=(("valid-runs", _NO_INDEXER_SHAPE), (_INVALID, _NO_INDEXER_SHAPE)),
         trigger=_both(_SIGNAL_OR_WAIT, _last_transform_not_indexer),
-        # A transpose, not a reshape: up to 0.9.0.1 a semaphore's reshape to
-        # () is refused first (reshape-of-ref-to-scalar-refused), which hid
-        # this bug's 0.7.2 to 0.9.0.1 wording ('RefTransposer' object ...).
-        example=_case(ir.Ref("int16", ()),
-                      Signal(ir.View(0, (ir.Transpose(()),)), ir.Int(1)))),
+        # A reshape to a shape other than (): up to 0.9.0.1 a reshape to ()
+        # is refused first (reshape-of-ref-to-scalar-refused), and a
+        # transpose only exists from 0.7.2; this shows the bug on every release.
+        example=_case(ir.Ref("int16", (2,)),
+                      Signal(ir.View(0, (ir.Reshape((2,)),)), ir.Int(1)),
+                      expect=ir.ExpectedError("ValueError", r"non-\(\)-shaped semaphore",
+                                              "semaphore_signal"))),
     KnownFinding(
         "semaphore-reshape-asks-for-a-numpy-dtype",
         "up to 0.9.0.1, sem.reshape(...) of a semaphore ref fails as it traces, for a valid "
