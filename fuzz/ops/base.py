@@ -111,6 +111,12 @@ def view_class(*kinds: str) -> str:
                           + [_OLD_VIEW_CLASS[k] for k in kinds]) + ")"
 
 
+# What a semaphore-checking abstract eval raises (check_sem_avals, and
+# dma_start's up to 0.10.0) when a view's last transform is not an indexer.
+NO_INDEXER_SHAPE = (rf"AttributeError: '{view_class('Reshape', 'Transpose', 'Bitcast')}' "
+                    r"object has no attribute 'get_indexer_shape'")
+
+
 @dataclass(frozen=True)
 class KnownFinding:
     id: str

@@ -5,7 +5,7 @@ from __future__ import annotations
 import dataclasses
 
 from fuzz import ir
-from fuzz.ops.base import KnownFinding, view_class
+from fuzz.ops.base import NO_INDEXER_SHAPE, KnownFinding, view_class
 from fuzz.ops.dma import mistakes
 from fuzz.ops.dma.start import DmaStart
 from fuzz.ops.control.wrap import Wrap
@@ -109,11 +109,6 @@ def _semaphore_view_not_ending_in_an_index(case: ir.Case, k: int) -> bool:
         v.transforms and not isinstance(v.transforms[-1], ir.At) for v in stmt.semaphores())
 
 
-# What dma_start's abstract evaluation raises there (view classes by release).
-_NO_INDEXER_SHAPE = (rf"AttributeError: '{view_class('Reshape', 'Transpose', 'Bitcast')}' "
-                     r"object has no attribute 'get_indexer_shape'")
-
-
 KNOWN_FINDINGS = (
     KnownFinding(
         "race-detector-misses-a-remote-copy-race",
@@ -168,7 +163,7 @@ KNOWN_FINDINGS = (
         "dma_start's abstract evaluation asks that last transform for "
         "get_indexer_shape, which only an indexer has (AttributeError), as "
         "check_sem_avals does for signal and wait (check-sem-avals-last-transform-not-indexer)",
-        symptoms=(("valid-runs", _NO_INDEXER_SHAPE), ("invalid-rejected", _NO_INDEXER_SHAPE)),
+        symptoms=(("valid-runs", NO_INDEXER_SHAPE), ("invalid-rejected", NO_INDEXER_SHAPE)),
         trigger=_semaphore_view_not_ending_in_an_index,
         example=ir.Case((ir.Ref("dma", ()), _DATA, _DATA),
                         _copied(ir.View(1), ir.View(2), ir.View(0, (ir.Transpose(()),))),
