@@ -15,9 +15,10 @@ Example::
 """
 from __future__ import annotations
 
+import ast
 import re
 
-from fuzz import ir, paths
+from fuzz import ir, paths, releases
 
 _COMMENT = re.compile(r"\s+#\s.*$")
 _DOCSTRING = re.compile(r'^\s*"""[^"]*"""\s*$')
@@ -125,16 +126,51 @@ def _split(pair: str) -> tuple[str, str]:
 
 
 def said(reproducer: dict, message: str = "") -> str:
-    """What happens and what should, from a verified reproducer's output; a
-    crash or a hang prints nothing, so its ``message`` (the finding's) says."""
+    """What happens and what should, in the words JAX prints, from a verified
+    reproducer's output; a crash or a hang prints nothing, so its ``message``
+    (the finding's) says.
+
+    >>> said({"output": "actual:   results with avals [[[], 'int16']] and values [0]\\n"
+    ...                 "expected: no error; results with avals [[[1], 'int16']]"})
+    'Bug: result 1 is int16[] (prints [0]); expected: int16[1], as declared'
+    """
     if reproducer.get("fatal"):
         return f"Bug: {message[:200]}; expected: it runs to its end" if message else ""
-    out = {k: v for k, _, v in (line.partition(":") for line in
-                                (reproducer.get("output") or "").splitlines())}
-    actual, expected = out.get("actual", "").strip(), out.get("expected", "").strip()
+    out = {k: v.strip() for k, _, v in (line.partition(":") for line in
+                                        (reproducer.get("output") or "").splitlines())}
+    actual, expected = out.get("actual", ""), out.get("expected", "")
     if not actual:
         return ""
-    actual = actual.removeprefix("results with avals ").split(" and values ")
-    actual = (f"prints {actual[1]}" if len(actual) > 1 else
-              "raises " + actual[0] if ":" in actual[0] else f"gives {actual[0]}")
-    return f"Bug: {actual[:160]}; expected: {expected[:160]}"
+    got, want = _results(actual), _results(expected.removeprefix("no error; "))
+    if got is None:
+        bug = "raises " + releases.steady(actual).rstrip(":. ")
+    elif want is not None and got[0] != want[0]:
+        i = next(i for i, (a, b) in enumerate(zip(got[0], want[0])) if a != b) \
+            if len(got[0]) == len(want[0]) else None
+        if i is not None:
+            return (f"Bug: result {i + 1} is {_aval(got[0][i])} (prints {got[1]}); "
+                    f"expected: {_aval(want[0][i])}, as declared")
+        bug = f"gives {len(got[0])} results (prints {got[1]})"
+    else:
+        bug = f"prints {got[1]}"
+    if want is not None:   # no error was expected: say what it should print, if known
+        expected = f"prints {want[1]}" if got and want[1] else \
+            "no error" + (f", prints {want[1]}" if want[1] else "")
+    return f"Bug: {bug[:160]}; expected: {expected[:160]}"
+
+
+# How the reproducer prints results: ``results with avals A[ and values V]``.
+_RESULTS = re.compile(r"^results with avals (\[.*?\])(?: and values (.*))?$")
+
+
+def _results(text: str) -> tuple[list, str] | None:
+    """``(avals, values)`` the reproducer printed, or None for an error."""
+    if not (m := _RESULTS.match(text)):
+        return None
+    return ast.literal_eval(m.group(1)), m.group(2) or ""
+
+
+def _aval(aval) -> str:
+    """``[[1, 2], 'int16']`` -> ``int16[1,2]``, as JAX writes an aval."""
+    shape, dtype = aval
+    return f"{dtype}[{','.join(map(str, shape))}]"

@@ -2,6 +2,7 @@
 status, and a snippet of at most 15 lines that shows the bug alone."""
 import json
 import os
+import re
 import subprocess
 import sys
 
@@ -135,6 +136,36 @@ def test_every_regression_has_a_short_snippet_that_shows_its_bug_alone(regressio
         values = render.model_values(entry.case, repro["path"])
         assert values is None or ran.stdout.strip() != " ".join(str(v) for v in values), text
     # (an invalid case's bug is that it runs: it should have raised)
+
+
+@pytest.mark.parametrize("actual, expected, comment", [
+    ("results with avals [[[1], 'int32'], [[], 'int16']] and values [[0], 0]",
+     "no error; results with avals [[[1], 'int32'], [[1], 'int16']]",
+     "Bug: result 2 is int16[] (prints [[0], 0]); expected: int16[1], as declared"),
+    ("results with avals [[[1], 'int32']] and values [[0]]",
+     "no error; results with avals [[[1], 'int32']] and values [[1]]",
+     "Bug: prints [[0]]; expected: prints [[1]]"),
+    ("ValueError: Cannot lower jaxpr with effects: {<SemaphoreEffect object at 0x7f2907c98680>}",
+     "no error; results with avals [[[], 'int16']] and values [0]",
+     "Bug: raises ValueError: Cannot lower jaxpr with effects: {<SemaphoreEffect object at …>}; "
+     "expected: no error, prints [0]"),
+    ("TypeError: carry input and carry output must have equal types, but they differ:",
+     "no error; results with avals [[[1], 'int32']]",
+     "Bug: raises TypeError: carry input and carry output must have equal types, but they "
+     "differ; expected: no error"),
+    ("results with avals [[[1], 'int32']] and values [[-2147483648]]",
+     "IndexError with a message matching 'out of bounds' (from semaphore_signal)",
+     "Bug: prints [[-2147483648]]; expected: IndexError with a message matching 'out of "
+     "bounds' (from semaphore_signal)"),
+], ids=["shape", "value", "error-instead-of-values", "error", "missing-error"])
+def test_a_snippets_comment_says_what_happens_and_what_should_in_plain_words(
+        actual, expected, comment):
+    output = f"actual:   {actual}\nexpected: {expected}\nBUG: ..."
+    assert snippet.said({"output": output}) == comment
+    for record in reports.records(os.path.join(ROOT, "reports")):   # and every filed one
+        words = snippet.said(record.get("reproducer") or {}, record["message"])
+        assert words.startswith("Bug: ") and "results with avals" not in words, words
+        assert not re.search(r"0x[0-9a-f]{6,}", words), words
 
 
 def test_a_title_says_the_bug_in_words_and_no_signature(tmp_path):
