@@ -259,15 +259,21 @@ def write_index(reports_dir) -> None:
             "re-checked on this JAX), *fixed in this JAX* (its regression no longer fails), "
             "*unverified* (filed with `--no-verify`). A finding whose reproducer did not "
             "reproduce in a fresh interpreter is *flaky*: it is kept apart in `flaky/` "
-            "and not to be filed.", "",
+            "and not to be filed. A whole-program oracle (one that compares two "
+            "paths or runs) names no primitive.", "",
             "| finding | status | symptom | stage | oracle / primitive | paths | hits | first seen | last seen | reproducer | kernel lines | releases |",
             "|---|---|---|---|---|---|---|---|---|---|---|---|"]
     for r in records(reports_dir):
         repro = (r.get("reproducer") or {}).get("status", "-")
         rows.append(
             f"| [{r['id']}]({r['id']}.md) | {r['status']} | {r['symptom']} | {r['stage']} | "
-            f"{r['oracle']} / {r['primitive']} | {', '.join(r['paths'])} | {r['hits']} | "
+            f"{_oracle(r)} | {', '.join(r['paths'])} | {r['hits']} | "
             f"{r['first_seen'][:10]} | {r['last_seen'][:10]} | "
             f"{repro} | {r.get('kernel_lines', '-')} | "
             f"{(r.get('releases') or {}).get('affected', {}).get('summary', 'not bisected')} |")
     atomic.write_text(os.path.join(os.fspath(reports_dir), INDEX), "\n".join(rows) + "\n")
+
+
+def _oracle(record: dict) -> str:
+    """``oracle / primitive``; a whole-program oracle's finding has no primitive ("?")."""
+    return record["oracle"] + (f" / {record['primitive']}" if record["primitive"] != "?" else "")
