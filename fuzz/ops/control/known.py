@@ -160,11 +160,13 @@ def _while_over_a_float_ref(case: ir.Case, k: int) -> bool:
 
 def _uses_a_ref_it_is_not_given(pipe) -> bool:
     """A pipeline as the emit_pipeline primitive whose block uses a ref
-    other than its blocks (one the kernel has, closed over), or signals or
-    waits on one of its blocks (an int16 stand-in for a semaphore)."""
-    return not pipe.inline and any(
+    other than its blocks (one the kernel has, closed over; ``dyn``, read
+    for a dynamic index, is one too), or signals or waits on one of its
+    blocks (an int16 stand-in for a semaphore)."""
+    return not pipe.inline and (any(
         v.ref not in pipe.xs or s.family == "semaphore"
         for s in ir.flat(pipe.body) for v in ir.views(s))
+        or any(i.dynamic for i in ir.walk(pipe.body, (ir.Int, ir.IntArray))))
 
 
 def _wrapping_an_inlined_pipeline(wrap) -> bool:
@@ -339,7 +341,8 @@ KNOWN_FINDINGS: tuple[KnownFinding, ...] = (
         "emit-pipeline-closed-over-ref",
         "a pltpu.emit_pipeline body (as the emit_pipeline primitive, "
         "jax_use_emit_pipeline_primitive) that uses a ref of the kernel it is "
-        "not given as an operand cannot be discharged: the closed-over ref "
+        "not given as an operand (the kernel's scalar operand read for a dynamic "
+        "index among them) cannot be discharged: the closed-over ref "
         "reaches the body's ref primitives as a value ('ShapedArray' object has "
         "no attribute 'inner_aval'; '`addupdate` must be called on `Ref` types: "
         "int32[3]'; 'Cannot signal on a non-semaphore Ref: int16[]'), and so "
