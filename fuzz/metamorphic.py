@@ -441,6 +441,28 @@ def _kept(case: ir.Case) -> int | None:
     return data[0] if data else None
 
 
+def _run_keeping(jaxpr, k: int, inits: list) -> list:
+    """``jaxpr`` run with its input ``k`` a ref made from ``inits[k]``; its
+    outputs, with that ref's final value at ``k``. Under jit: Pallas' masked
+    loads and stores have no eager rule on a Ref. The ref is passed in, as
+    a user's jax.new_ref is; one in a memory space, which JAX makes only
+    inside a jit, is made there (passed in as a plain ref, a value read
+    from it and carried by a loop has two types, ``bool<vmem>[]`` and
+    ``bool[]``: a mismatch of the oracle's making)."""
+    space = getattr(jaxpr.in_avals[k], "memory_space", None)
+    run = functools.partial(compat.eval_closed, jaxpr)
+    if space is None:
+        ref = jax.new_ref(inits[k])
+        got = list(jax.jit(run)(*inits[:k], ref, *inits[k + 1:]))
+        return [*got[:k], ref[...], *got[k:]]
+
+    def inside(*values):
+        ref = jax.new_ref(values[k], memory_space=space)
+        got = list(run(*values[:k], ref, *values[k + 1:]))
+        return [*got[:k], ref[...], *got[k:]]
+    return jax.jit(inside)(*inits)
+
+
 def partial_discharge(case: ir.Case, traced: paths.Outcome) -> list[Mismatch]:
     """Full discharge against discharge of every ref but `_kept`'s, run
     from the same initial contents, of the kernel the abstract run
@@ -463,11 +485,7 @@ def partial_discharge(case: ir.Case, traced: paths.Outcome) -> list[Mismatch]:
                                       "declared", "after partial discharge"),
                          shape="kept ref discharged")]
     want = compat.eval_closed(full, *inits)
-    ref = jax.new_ref(inits[k])
-    # Under jit: Pallas' masked loads and stores have no eager rule on a Ref.
-    got = list(jax.jit(functools.partial(compat.eval_closed, partial))(
-        *inits[:k], ref, *inits[k + 1:]))
-    got.insert(k, ref[...])
+    got = _run_keeping(partial, k, inits)
     rows = [(n, np.asarray(a).tolist(), np.asarray(b).tolist())
             for n, a, b in zip(("dyn", "out", *[f"r{i}" for i in refs]), want, got)]
     if all(a == b for _, a, b in rows):

@@ -224,6 +224,23 @@ def test_partial_discharge_catches_a_rule_that_goes_wrong_when_a_ref_is_kept(pla
     assert any(isinstance(s, AddUpdate) for s in f.case.body)
 
 
+@needs("jax.new_ref")
+def test_partial_discharge_runs_a_kept_ref_in_its_own_memory_space():
+    """A VMEM ref kept is ``Ref<vmem>`` in the partly discharged jaxpr; run
+    as a plain jax.new_ref, a value read from it and carried by a loop had
+    two types (``bool<vmem>[]``, ``bool[]``), a mismatch of the oracle's
+    making that the default run filed as a finding. Made in its memory
+    space, the program is checked, and agrees, in VMEM as in the default."""
+    from fuzz.ops.control import Loop
+    body = (Get(ir.View(0)), Loop(ir.Int(-1), (Loop(ir.Int(1), (
+        Swap(ir.View(0), ir.Result(0)),)),), "while_loop"))
+    for space in ("vmem", None):
+        case = ir.Case((ir.Ref("bool", (), memory_space=space),), body, ("abstract",))
+        report = oracles.check(case, oracles=("partial-discharge",))
+        assert not report.failures, [f.message for f in report.failures]
+        assert report.compared.get("partial-discharge"), report.not_applied
+
+
 def test_model_masks_loads_and_stores_like_numpy_where():
     ref = ir.Ref("int32", (2, 3))
     row = ir.View(0, (ir.At((ir.Int(1, True), ir.Slice())),))
