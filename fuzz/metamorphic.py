@@ -431,36 +431,22 @@ def partial_applies(case: ir.Case) -> str | None:
         # Partly discharged, a run_scoped stays, and it has no evaluation rule.
         return "the kernel allocates with pl.run_scoped"
     if _kept(case) is None:
-        return "no unscoped ref that only data statements use"
+        return "no unscoped ref in the default memory space that only data statements use"
     return _refused(case, "partial-discharge", "abstract")
 
 
 def _kept(case: ir.Case) -> int | None:
-    """The ref left undischarged: the first unscoped data ref in use."""
-    data = sorted(model.data_refs(case) & set(paths.unscoped(case)))
+    """The ref left undischarged: the first unscoped data ref in use, in the
+    default memory space. A ref in VMEM or SMEM cannot run outside a kernel
+    as it is typed: passed in as a plain jax.new_ref, the values the jaxpr
+    types ``bool<vmem>[]`` meet plain ``bool[]`` ones (a loop's carry
+    refuses them); made in its memory space inside the jit, any masked
+    store to it fails to lower on CPU ('Primitive pad got aval
+    uint32<vmem>[] with unknown memory_space type'). Both are of the
+    oracle's making, not JAX's."""
+    data = sorted(i for i in model.data_refs(case) & set(paths.unscoped(case))
+                  if case.refs[i].memory_space is None)
     return data[0] if data else None
-
-
-def _run_keeping(jaxpr, k: int, inits: list) -> list:
-    """``jaxpr`` run with its input ``k`` a ref made from ``inits[k]``; its
-    outputs, with that ref's final value at ``k``. Under jit: Pallas' masked
-    loads and stores have no eager rule on a Ref. The ref is passed in, as
-    a user's jax.new_ref is; one in a memory space, which JAX makes only
-    inside a jit, is made there (passed in as a plain ref, a value read
-    from it and carried by a loop has two types, ``bool<vmem>[]`` and
-    ``bool[]``: a mismatch of the oracle's making)."""
-    space = getattr(jaxpr.in_avals[k], "memory_space", None)
-    run = functools.partial(compat.eval_closed, jaxpr)
-    if space is None:
-        ref = jax.new_ref(inits[k])
-        got = list(jax.jit(run)(*inits[:k], ref, *inits[k + 1:]))
-        return [*got[:k], ref[...], *got[k:]]
-
-    def inside(*values):
-        ref = jax.new_ref(values[k], memory_space=space)
-        got = list(run(*values[:k], ref, *values[k + 1:]))
-        return [*got[:k], ref[...], *got[k:]]
-    return jax.jit(inside)(*inits)
 
 
 def partial_discharge(case: ir.Case, traced: paths.Outcome) -> list[Mismatch]:
@@ -485,7 +471,11 @@ def partial_discharge(case: ir.Case, traced: paths.Outcome) -> list[Mismatch]:
                                       "declared", "after partial discharge"),
                          shape="kept ref discharged")]
     want = compat.eval_closed(full, *inits)
-    got = _run_keeping(partial, k, inits)
+    ref = jax.new_ref(inits[k])
+    # Under jit: Pallas' masked loads and stores have no eager rule on a Ref.
+    got = list(jax.jit(functools.partial(compat.eval_closed, partial))(
+        *inits[:k], ref, *inits[k + 1:]))
+    got.insert(k, ref[...])
     rows = [(n, np.asarray(a).tolist(), np.asarray(b).tolist())
             for n, a, b in zip(("dyn", "out", *[f"r{i}" for i in refs]), want, got)]
     if all(a == b for _, a, b in rows):

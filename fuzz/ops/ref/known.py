@@ -6,7 +6,6 @@ import numpy as np
 
 from fuzz import ir
 from fuzz.ops.base import KnownFinding, view_class
-from fuzz.ops.control.cond import Cond
 from fuzz.ops.ref.addupdate import AddUpdate
 from fuzz.ops.ref.common import INTEGER, Iota, Mask, Scalar, produced
 from fuzz.ops.ref.get import Get
@@ -166,14 +165,6 @@ def _masked_store_with_dynamic_index_under_x64(case: ir.Case, k: int) -> bool:
     stmt = case.statements[k]
     return case.x64 and isinstance(stmt, MaskedStore) and any(
         i.dynamic for t in stmt.view.transforms if isinstance(t, ir.At) for i in ir.walk(t, ir.Int))
-
-
-def _store_in_control_flow_on_a_memory_space(case: ir.Case, k: int) -> bool:
-    """A store (masked or not), nested in a control statement or wrapper,
-    to a ref with a memory space."""
-    stmt = case.statements[k]
-    return (isinstance(stmt, (MaskedStore, Swap)) and case.refs[stmt.view.ref].memory_space
-            is not None and bool(ir.enclosing(case.body, k)))
 
 
 def _through_a_transformed_ref(case: ir.Case, k: int) -> bool:
@@ -722,21 +713,6 @@ KNOWN_FINDINGS: tuple[KnownFinding, ...] = (
         example=ir.Case((ir.Ref("float32", (1,)),), (Get(ir.View(0, (
             ir.At((ir.Slice(),)), ir.At((ir.Slice(),))))),), paths=("eager",)),
         paths=("eager",)),
-    KnownFinding(
-        "masked-store-in-control-flow-keeps-memory-space",
-        "discharging all refs but an SMEM or VMEM one (should_discharge), a "
-        "pltpu.store to that ref inside lax.cond, scan or while_loop fails "
-        "with TypeError: Primitive pad got aval float32<smem>[] with unknown "
-        "memory_space type: the value it stores keeps the ref's memory space "
-        "in its aval; so does a plain store inside jax.jit, once a later "
-        "reshaped store reads the ref ('Primitive reshape got aval "
-        "int8<smem>[]'); the same stores at the top level, or to a ref in "
-        "the default memory space, are discharged",
-        symptoms=(("partial-discharge", r"raised TypeError: Primitive \w+ got aval \w+<\w+>"
-                                        r"\[[\d,]*\] with unknown memory_space type"),),
-        trigger=_store_in_control_flow_on_a_memory_space,
-        example=ir.Case((ir.Ref("float32", (), memory_space="smem"),), (Cond(ir.Int(0), ((
-            MaskedStore(ir.View(0), Iota("float32", (), 2)),), ())),), paths=("abstract",))),
     KnownFinding(
         "run-state-reverse-mode-fails",
         "reverse-mode AD of any pl.run_state program (jax.vjp, jax.grad, "
