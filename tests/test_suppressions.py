@@ -95,11 +95,8 @@ def _reported(case, plant_hit):
     return unknown
 
 
-@pytest.mark.parametrize("example", [e for e in ALL if not _semaphores_run(e.values[0])])
-def test_a_planted_get_error_beside_the_trigger_is_reported(example, plant):
-    """Where semaphores cannot run (refs under jit), the planted bug is a
-    KeyError in get's abstract evaluation, on a data ref only the planted
-    statement uses, before the trigger."""
+def _plant_get_error(plant):
+    """A KeyError in get's abstract evaluation of a ref of `PLANTED_SHAPE`."""
     real = state_primitives.get_p.abstract_eval
 
     def get_abstract_eval(ref_aval, *args, **params):
@@ -107,6 +104,14 @@ def test_a_planted_get_error_beside_the_trigger_is_reported(example, plant):
             raise KeyError("planted")
         return real(ref_aval, *args, **params)
     plant(state_primitives.get_p, "abstract_eval", get_abstract_eval)
+
+
+@pytest.mark.parametrize("example", [e for e in ALL if not _semaphores_run(e.values[0])])
+def test_a_planted_get_error_beside_the_trigger_is_reported(example, plant):
+    """Where semaphores cannot run (refs under jit), the planted bug is a
+    KeyError in get's abstract evaluation, on a data ref only the planted
+    statement uses, before the trigger."""
+    _plant_get_error(plant)
     case = dataclasses.replace(example, refs=(*example.refs, ir.Ref("int32", PLANTED_SHAPE)))
     # The whole ref: an eager jax.Ref takes no .at[] before 0.12, and the
     # example may run on that path only.
@@ -321,13 +326,7 @@ def test_a_pipeline_reading_dyn_is_the_closed_over_ref_finding_and_hides_no_othe
              for f in report.failures}
     assert known == {"emit-pipeline-closed-over-ref"}, [(f.oracle, f.message)
                                                         for f in report.failures]
-    real = state_primitives.get_p.abstract_eval
-
-    def get_abstract_eval(ref_aval, *args, **params):
-        if tuple(ref_aval.shape) == PLANTED_SHAPE:
-            raise KeyError("planted")
-        return real(ref_aval, *args, **params)
-    plant(state_primitives.get_p, "abstract_eval", get_abstract_eval)
+    _plant_get_error(plant)
     case = ir.Case((rows, ir.Ref("int32", PLANTED_SHAPE)), (Get(ir.View(1)), pipe), case.paths)
     _reported(case, lambda f: isinstance(f.error, KeyError) and "planted" in str(f.error)
               and f.statement == 0)
