@@ -310,6 +310,23 @@ def test_a_bare_refusal_is_the_while_entrys_only_in_a_case_with_a_while_loop(mon
     assert unsupported.classify("abstract", "NotImplementedError: ", other) is None
 
 
+def _only_known_as(entry_id: str, case):
+    """Every failure of ``case`` is the known finding ``entry_id``'s."""
+    report = oracles.check(case)
+    known = {getattr(known_findings.match(f, report.failures), "id", None)
+             for f in report.failures}
+    assert known == {entry_id}, [(f.oracle, f.message) for f in report.failures]
+
+
+def _planted_get_first_is_reported(case, plant):
+    """A planted get error, on a ref of its own, before ``case``'s statements."""
+    _plant_get_error(plant)
+    case = dataclasses.replace(case, refs=(*case.refs, ir.Ref("int32", PLANTED_SHAPE)),
+                               body=(Get(ir.View(len(case.refs))), *case.body))
+    _reported(case, lambda f: isinstance(f.error, KeyError) and "planted" in str(f.error)
+              and f.statement == 0)
+
+
 @premise(seen_on.applies("known", "emit-pipeline-closed-over-ref"),
          "no emit-pipeline-closed-over-ref here")
 def test_a_pipeline_reading_dyn_is_the_closed_over_ref_finding_and_hides_no_other_bug(plant):
@@ -318,15 +335,26 @@ def test_a_pipeline_reading_dyn_is_the_closed_over_ref_finding_and_hides_no_othe
     default run filed it new five times in a minute). A planted get error
     beside it is still reported."""
     from fuzz.ops.control import Pipeline
-    rows = ir.Ref("int32", (3, 2))
     pipe = Pipeline(3, (0,), (Get(ir.View(0, (ir.STEP, ir.At((ir.Int(1, dynamic=True),))))),))
-    case = ir.Case((rows,), (pipe,), ("abstract", "pallas_call"))
-    report = oracles.check(case)
-    known = {getattr(known_findings.match(f, report.failures), "id", None)
-             for f in report.failures}
-    assert known == {"emit-pipeline-closed-over-ref"}, [(f.oracle, f.message)
-                                                        for f in report.failures]
-    _plant_get_error(plant)
-    case = ir.Case((rows, ir.Ref("int32", PLANTED_SHAPE)), (Get(ir.View(1)), pipe), case.paths)
-    _reported(case, lambda f: isinstance(f.error, KeyError) and "planted" in str(f.error)
-              and f.statement == 0)
+    case = ir.Case((ir.Ref("int32", (3, 2)),), (pipe,), ("abstract", "pallas_call"))
+    _only_known_as("emit-pipeline-closed-over-ref", case)
+    _planted_get_first_is_reported(case, plant)
+
+
+@premise(seen_on.applies("known", "inlined-pipeline-inside-wrapper"),
+         "no inlined-pipeline-inside-wrapper here")
+def test_an_invalid_program_failing_first_on_a_wrapped_pipeline_is_known_and_hides_no_other_bug(
+        plant):
+    """An invalid program whose wrapped inlined pipeline fails (the DMA
+    semaphores cross the wrapper) before its own mistake is the known
+    finding, not a new one (the default run filed five with seed 7); a
+    planted get error before it is still reported."""
+    example = known_findings.BY_ID["inlined-pipeline-inside-wrapper"].example
+    sem = len(example.refs)
+    out_of_bounds = Signal(ir.View(sem, (ir.At((ir.Int(3),)),)), ir.Int(1))
+    case = dataclasses.replace(example, refs=(*example.refs, ir.Ref("regular", (1,))),
+                               body=(*example.body, out_of_bounds), expect=ir.ExpectedError(
+                                   "IndexError|ValueError", r"(?i)out of (bounds?|range)",
+                                   "semaphore_signal"))
+    _only_known_as("inlined-pipeline-inside-wrapper", case)
+    _planted_get_first_is_reported(case, plant)

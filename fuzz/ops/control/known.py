@@ -368,7 +368,10 @@ KNOWN_FINDINGS: tuple[KnownFinding, ...] = (
         "is not a valid dtype for JAX type promotion'), as semaphores inside "
         "wrappers do (semaphore-inside-wrapper)",
         symptoms=(("valid-runs", r"ValueError: dtype=dma_sem is not a valid dtype for JAX type "
-                                 r"promotion"),),
+                                 r"promotion"),
+                  # ...before an invalid program's own error
+                  ("invalid-rejected", r"^ValueError: dtype=dma_sem is not a valid dtype for JAX "
+                                       r"type promotion")),
         trigger=_is(Wrap, _wrapping_an_inlined_pipeline),
         example=ir.Case((_ROWS,), (Wrap("jit", (Pipeline(3, (0,), (), inline=True),)),),
                         ("abstract",))),
