@@ -23,13 +23,19 @@ from fuzz.ops.semaphore.signal import Signal
 _STORES = ("swap", "addupdate", "masked_swap")
 
 
+def _reads_dyn(block) -> bool:
+    """Whether ``block`` reads ``dyn`` (a dynamic operand: a ref the kernel
+    closes over)."""
+    return any(i.dynamic for i in ir.walk(block, (ir.Int, ir.IntArray)))
+
+
 def _while_reading_a_ref_in_cond_and_body(case: ir.Case, k: int) -> bool:
     """A ``lax.while_loop`` whose condition reads ``dyn`` (a dynamic count;
     the eager harness passes ``dyn`` as a ``jax.Ref``) and whose body reads
     it too (a dynamic operand inside)."""
     stmt = case.statements[k]
     return (isinstance(stmt, Loop) and stmt.via == "while_loop" and stmt.count.dynamic
-            and any(i.dynamic for i in ir.walk(stmt.body, (ir.Int, ir.IntArray))))
+            and _reads_dyn(stmt.body))
 
 
 def _wrapping_a_float_store(via):
@@ -67,7 +73,7 @@ def _reading_dyn_in_a_scope(*vias):
     def trigger(case: ir.Case, k: int) -> bool:
         stmt = case.statements[k]
         return isinstance(stmt, Wrap) and stmt.via in vias and any(r.scoped for r in case.refs) \
-            and any(i.dynamic for i in ir.walk(stmt.body, (ir.Int, ir.IntArray)))
+            and _reads_dyn(stmt.body)
     return trigger
 
 
@@ -166,7 +172,7 @@ def _uses_a_ref_it_is_not_given(pipe) -> bool:
     return not pipe.inline and (any(
         v.ref not in pipe.xs or s.family == "semaphore"
         for s in ir.flat(pipe.body) for v in ir.views(s))
-        or any(i.dynamic for i in ir.walk(pipe.body, (ir.Int, ir.IntArray))))
+        or _reads_dyn(pipe.body))
 
 
 def _wrapping_an_inlined_pipeline(wrap) -> bool:
