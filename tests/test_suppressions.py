@@ -106,19 +106,24 @@ def _plant_get_error(plant):
     plant(state_primitives.get_p, "abstract_eval", get_abstract_eval)
 
 
+def _planted_get_first_is_reported(case, plant):
+    """A planted get error, on a ref of its own, before ``case``'s statements."""
+    _plant_get_error(plant)
+    # The whole ref: an eager jax.Ref takes no .at[] before 0.12, and the
+    # case may run on that path only.
+    planted = Get(ir.View(len(case.refs)))
+    case = dataclasses.replace(case, refs=(*case.refs, ir.Ref("int32", PLANTED_SHAPE)),
+                               body=ir.with_statement(case.body, 0, planted))
+    _reported(case, lambda f: isinstance(f.error, KeyError) and "planted" in str(f.error)
+              and f.statement == 0)
+
+
 @pytest.mark.parametrize("example", [e for e in ALL if not _semaphores_run(e.values[0])])
 def test_a_planted_get_error_beside_the_trigger_is_reported(example, plant):
     """Where semaphores cannot run (refs under jit), the planted bug is a
     KeyError in get's abstract evaluation, on a data ref only the planted
     statement uses, before the trigger."""
-    _plant_get_error(plant)
-    case = dataclasses.replace(example, refs=(*example.refs, ir.Ref("int32", PLANTED_SHAPE)))
-    # The whole ref: an eager jax.Ref takes no .at[] before 0.12, and the
-    # example may run on that path only.
-    planted = Get(ir.View(len(example.refs)))
-    case = dataclasses.replace(case, body=ir.with_statement(example.body, 0, planted))
-    _reported(case, lambda f: isinstance(f.error, KeyError) and "planted" in str(f.error)
-              and f.statement == 0)
+    _planted_get_first_is_reported(example, plant)
 
 
 @pytest.mark.parametrize("example", [e for e in ALL if _semaphores_run(e.values[0])])
@@ -316,15 +321,6 @@ def _only_known_as(entry_id: str, case):
     known = {getattr(known_findings.match(f, report.failures), "id", None)
              for f in report.failures}
     assert known == {entry_id}, [(f.oracle, f.message) for f in report.failures]
-
-
-def _planted_get_first_is_reported(case, plant):
-    """A planted get error, on a ref of its own, before ``case``'s statements."""
-    _plant_get_error(plant)
-    case = dataclasses.replace(case, refs=(*case.refs, ir.Ref("int32", PLANTED_SHAPE)),
-                               body=(Get(ir.View(len(case.refs))), *case.body))
-    _reported(case, lambda f: isinstance(f.error, KeyError) and "planted" in str(f.error)
-              and f.statement == 0)
 
 
 @premise(seen_on.applies("known", "emit-pipeline-closed-over-ref"),
