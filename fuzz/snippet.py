@@ -154,7 +154,7 @@ def said(reproducer: dict, message: str = "") -> str:
     else:
         bug = f"prints {got[1]}"
     if want is not None:   # no error was expected: say what it should print, if known
-        expected = f"prints {want[1]}" if got and want[1] else \
+        expected = f"prints {want[1]}" if got is not None and want[1] else \
             "no error" + (f", prints {want[1]}" if want[1] else "")
     return f"Bug: {bug[:160]}; expected: {expected[:160]}"
 
