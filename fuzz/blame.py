@@ -6,7 +6,7 @@ So a failure is pinned to a statement from what JAX was doing when it broke:
 a frame of the kernel itself (an error while tracing), or the equation being
 discharged or lowered (an error, or a wrong value a probe saw, in a rule),
 whose recorded traceback passes through the kernel's line. Known findings
-match only on the statement that has their trigger (`fuzz.known_findings`).
+match only on the statement that has their trigger (`fuzz.suppressions.known_findings`).
 """
 from __future__ import annotations
 

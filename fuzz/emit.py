@@ -94,6 +94,10 @@ class Source:
         """The ``out`` slot of the next semaphore read."""
         return next(self._reads)
 
+    def dtype(self, kind: str) -> str:
+        """``kind`` as the source names its dtype (`dtype_source`: ``jnp.int8``)."""
+        return dtype_source(kind)
+
     def operand(self, i: ir.Int) -> str:
         return f"dyn[{next(self._slots)}]" if i.dynamic else repr(int(i.value))
 

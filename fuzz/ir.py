@@ -264,8 +264,11 @@ class Statement:
         device that runs it (a remote copy's destination is another's)."""
         return views(self)
 
-    def not_applicable(self, path: str) -> str | None:
-        """Why ``path`` cannot run this statement (None: it can)."""
+    def not_applicable(self, path) -> str | None:
+        """Why ``path`` cannot run this statement (None: it can). ``path`` is
+        the path's module (fuzz/paths/): a statement reads its ``NAME`` and
+        ``CONTEXT`` ("pallas", "traced", "refs" or "eager"), never a list of
+        path names of its own."""
         return None
 
     def needs(self) -> tuple[str, ...]:
@@ -273,10 +276,11 @@ class Statement:
         release has, as `fuzz.compat` names features ("jax.ref.get")."""
         return ()
 
-    def refused_under(self, transform: str, path: str) -> str | None:
+    def refused_under(self, transform: str, path) -> str | None:
         """Why JAX, as it documents, refuses ``transform`` ("vmap", "grad",
         "partial-discharge", "mesh": a shard_map around it) of ``path``'s
-        program with this statement in it (None: it does not)."""
+        program with this statement in it (None: it does not); ``path`` as
+        in `not_applicable`."""
         return None
 
     def value_type(self, case_or_refs) -> tuple[tuple[int, ...], str]:
@@ -295,8 +299,8 @@ _STATEMENTS: dict[str, type[Statement]] = {}
 
 
 def statement_types() -> tuple[type[Statement], ...]:
-    """Every statement kind, once the op modules have registered."""
-    import fuzz.ops  # noqa: F401 - importing the families fills the registry
+    """Every statement kind registered so far: every one, once `fuzz.ops`
+    (which registers them all) is imported, which is its caller's to do."""
     return tuple(_STATEMENTS.values())
 
 

@@ -5,7 +5,7 @@ starting at 0; a data ref's are values of its dtype, starting from a fixed
 pattern (`initial`), as NumPy holds them. Each statement kind gives its own
 meaning (its node's ``run``, in ``fuzz/ops/``); this module only holds the
 memory, the views and the loop. A view denotes the elements NumPy would give
-for the same chain of transforms on the ref's array.
+for the same chain of transforms on the ref's array (`fuzz.elements`).
 
 Two things have no meaning: a wait whose count is below ``value`` blocks
 forever on hardware (nothing else in a one-core kernel can signal), and a
@@ -26,14 +26,11 @@ import dataclasses
 import math
 from dataclasses import dataclass
 
-import ml_dtypes
 import numpy as np
 
 from fuzz import ir
-
-
-class ModelError(ValueError):
-    """The model has no meaning for this statement (it is not a valid program)."""
+from fuzz.elements import ModelError, dtype, positions
+from fuzz.ops.control import When
 
 
 @dataclass(frozen=True)
@@ -80,45 +77,6 @@ class Meaning:
         return next((v for v in ("racy", "unwaited") if why.startswith(v + ":")), "unspecified")
 
 
-def positions(shape: tuple[int, ...], view: ir.View, bits: int = ir.SEMAPHORE_BITS
-              ) -> np.ndarray:
-    """The flat positions (C order) of the elements ``view`` denotes in an
-    array of ``shape``, shaped like the view.
-
-    >>> positions((2, 3), ir.View(0, (ir.At((ir.Int(1),)), ir.At((ir.Int(-1),)))))
-    array(5)
-    """
-    arr = np.arange(math.prod(shape), dtype=np.int64).reshape(shape)
-    for t in view.transforms:
-        match t:
-            case ir.At() if t == ir.STEP:
-                # Every step's slice has this structure; a run binds its
-                # step first (ir.bound), so this is for questions of structure.
-                if not arr.ndim or not arr.shape[0]:
-                    raise ModelError(f"a step's slice of shape {arr.shape}")
-                arr = arr[0]
-            case ir.At():
-                try:
-                    arr = arr[tuple(ir.index_key(i) for i in t.indices)]
-                except (IndexError, ValueError, TypeError) as e:
-                    raise ModelError(f"index {t} on shape {arr.shape}: {e}") from None
-            case ir.Reshape():
-                if math.prod(t.shape) != arr.size:
-                    raise ModelError(f"cannot reshape {arr.shape} into {t.shape}")
-                arr = arr.reshape(t.shape)
-            case ir.Transpose():
-                if sorted(t.permutation) != list(range(arr.ndim)):
-                    raise ModelError(f"permutation {t.permutation} for shape {arr.shape}")
-                arr = arr.transpose(t.permutation)
-            case ir.Bitcast() if ir.dtype_bits(t.dtype) == bits:
-                pass  # same width: the same elements, reinterpreted
-            case ir.Bitcast():
-                # An element split across (or merged from) elements of another
-                # width is no one element of the ref.
-                raise ModelError(f"bitcast of {bits}-bit elements to {t.dtype}")
-    return np.asarray(arr)
-
-
 def add(counts: np.ndarray, where: np.ndarray, amount: int) -> None:
     """Add ``amount`` to the counts at flat positions ``where`` (from
     `positions`), in place; a position named twice gets it once, as with
@@ -135,23 +93,6 @@ def effect(stmt: ir.Statement) -> int:
     (-2, 0)
     """
     return stmt.effect()
-
-
-def element(shape: tuple[int, ...], view: ir.View) -> tuple[int, ...]:
-    """The one element a scalar view denotes, as a full index into ``shape``.
-
-    >>> element((2, 2), ir.View(0, (ir.Reshape((4,)), ir.At((ir.Int(3),)))))
-    (1, 1)
-    """
-    pos = positions(shape, view)
-    if pos.shape != ():
-        raise ModelError(f"view of shape {pos.shape} is not one element")
-    return tuple(int(i) for i in np.unravel_index(int(pos), shape))
-
-
-def dtype(kind: str) -> np.dtype:
-    """The NumPy dtype of a data ref (bfloat16 from ml_dtypes, as JAX uses)."""
-    return np.dtype(ml_dtypes.bfloat16) if kind == "bfloat16" else np.dtype(kind)
 
 
 def counts_refs(case: ir.Case) -> set[int]:
@@ -283,12 +224,14 @@ class Memory:
             if self.mesh is not None:
                 for view in stmt.touches():
                     if not self.case.refs[view.ref].is_semaphore:
-                        self.touched[view.ref].reshape(-1)[self._touched_by(view)] = self.clock[0]
+                        self.touched[view.ref].reshape(-1)[self.touched_by(view)] = self.clock[0]
                 self.clock[0] += 1
             n += ir.size(stmt)
         return None
 
-    def _touched_by(self, view: ir.View) -> np.ndarray:
+    def touched_by(self, view: ir.View) -> np.ndarray:
+        """The flat positions a statement's ``view`` touches (`where`): for
+        a view of no single elements (a bitcast), the whole ref."""
         try:
             return self.where(view).reshape(-1)
         except ModelError:   # no single elements (a bitcast): the whole ref
@@ -422,34 +365,6 @@ def _over_devices(case: ir.Case) -> Meaning:
         lockstep=not (undefined or racy) and entry is not None)
 
 
-def canonical(case: ir.Case) -> ir.Case | None:
-    """``case`` with every view rewritten as one static ``.at[i, j, ...]`` of
-    the element it denotes (in a step's slice, for a view that takes one):
-    the same program by the model's semantics, through a different (the
-    simplest) transform chain. None when some view is not one element, or is
-    bitcast (its dtype would be lost)."""
-    def inside(view):
-        """(the shape the view indexes, the view with no step)."""
-        shape = tuple(case.refs[view.ref].shape)
-        return (shape[1:], ir.View(view.ref, view.named)) if view.named != view.transforms \
-            else (shape, view)
-
-    if next(ir.walk(case.body, ir.MeshIndex), None) is not None:
-        return None   # a device's row is not one static index
-    if any(positions(*inside(v), case.refs[v.ref].bits).shape != ()
-           or any(isinstance(t, ir.Bitcast) for t in v.transforms)
-           for v in ir.walk(case.body, ir.View)):
-        return None
-
-    def simple(view):
-        index = element(*inside(view))
-        step = view.transforms[:len(view.transforms) - len(view.named)]
-        return ir.View(view.ref, (*step, *((ir.At(tuple(ir.Int(i) for i in index)),)
-                                           if index else ())))
-
-    return dataclasses.replace(case, body=ir.replace_nodes(case.body, ir.View, simple))
-
-
 def unrolled(case: ir.Case) -> ir.Case | None:
     """``case`` with every control statement replaced by the blocks it runs
     (a loop's body ``count`` times, a cond's branch taken): the same program
@@ -465,7 +380,6 @@ def unrolled(case: ir.Case) -> ir.Case | None:
     >>> len(unrolled(ir.Case((ir.Ref("int16", ()),), (Loop(ir.Int(3), (sig,)),))).body)
     3
     """
-    from fuzz.ops.control import When
     out: list[ir.Statement] = []
     latest: dict[int, int] = {}   # a statement's number -> its newest copy's
     number = 0                    # the number the next statement appended gets
@@ -488,10 +402,10 @@ def unrolled(case: ir.Case) -> ir.Case | None:
                 if stmt.slices():
                     # Dead, the statement as a whole (its block names the slices
                     # of its refs): the refs it slices keep their use.
-                    append(_dead((stmt,), n, number, latest, When))
+                    append(_dead((stmt,), n, number, latest))
                 for b in sorted(set(range(len(blocks))) - {b for b, _ in runs}):
                     if not stmt.slices():
-                        append(_dead(blocks[b], firsts[b], number, latest, When))
+                        append(_dead(blocks[b], firsts[b], number, latest))
             n += ir.size(stmt)
     copy(case.body, 0)
     try:
@@ -500,10 +414,10 @@ def unrolled(case: ir.Case) -> ir.Case | None:
         return None
 
 
-def _dead(block, first, at, latest, when):
+def _dead(block, first, at, latest):
     """``block`` (its first statement numbered ``first``) under a
     ``pl.when`` that never runs, numbered ``at``: its own values renumbered
     to follow, earlier ones to their newest copies."""
     inside = len(ir.flat(block))
-    return when(ir.Int(0), ir.replace_nodes(block, ir.Result, lambda r: ir.Result(
+    return When(ir.Int(0), ir.replace_nodes(block, ir.Result, lambda r: ir.Result(
         at + 1 + r.stmt - first if first <= r.stmt < first + inside else latest[r.stmt])))

@@ -12,6 +12,7 @@ import json
 import types
 import typing
 
+import fuzz.ops  # noqa: F401 - registers every statement kind a case may hold
 from fuzz import ir
 
 

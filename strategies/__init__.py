@@ -1,9 +1,6 @@
-"""Hypothesis strategies that draw discharge-fuzz cases (the IR in `fuzz.ir`)."""
-from strategies.programs import grids, invalid_programs, operands, programs, statements
-from strategies.semaphores import semaphore_kinds, semaphore_shapes, semaphores
-from strategies.transforms import (at_indexers, index_operands, reshapes,
-                                   scalar_indexers, transform_chains)
+"""Hypothesis strategies that draw discharge-fuzz cases (the IR in `fuzz.ir`).
 
-__all__ = ["at_indexers", "grids", "index_operands", "invalid_programs", "operands",
-           "programs", "reshapes", "scalar_indexers", "semaphore_kinds",
-           "semaphore_shapes", "semaphores", "statements", "transform_chains"]
+Import each from its module: `strategies.semaphores` and
+`strategies.transforms` draw declarations and view transforms (the ops
+draw with them too), `strategies.programs` whole programs over the ops.
+Nothing is re-exported here, so that importing a leaf loads no ops."""

@@ -9,8 +9,8 @@ import numpy as np
 from hypothesis import strategies as st
 from hypothesis.errors import InvalidArgument
 
-from fuzz import ir
-from fuzz.ops import mistakes as mistake_table, ops as all_ops
+from fuzz import ir, paths as path_modules
+from fuzz.ops import completion, mesh_pattern, mistakes as mistake_table, ops as all_ops
 from fuzz.ops.control.common import seen
 from fuzz.ops.semaphore import Read, Signal, Wait
 from fuzz.ops.semaphore.common import counts
@@ -196,6 +196,12 @@ def _check_sizes(**sizes):
             raise InvalidArgument(f"{name}={v!r} must be an int >= 0")
 
 
+def _runs(paths, fact: str) -> bool:
+    """Whether one of ``paths`` evaluates a program with what ``fact`` names
+    (``GRID``: a grid, ``MESH``: a mesh): only then is one worth drawing."""
+    return any(path_modules.fact(p, "EVALUATES") and path_modules.fact(p, fact) for p in paths)
+
+
 @st.composite
 def programs(draw, *, kinds=ir.SEMAPHORE_KINDS, shapes=None, max_semaphores=3,
              data_dtypes=ir.DATA_DTYPES, data_shapes=None, max_data_refs=2,
@@ -286,7 +292,8 @@ def programs(draw, *, kinds=ir.SEMAPHORE_KINDS, shapes=None, max_semaphores=3,
             break
         body += (stmt,)
     for op in all_ops() if ops is None else ops:
-        body = draw(op.completed(body, refs))
+        if (complete := completion(op)) is not None:
+            body = draw(complete(body, refs))
     ending = draw(st.sampled_from(tuple(endings)))
     if "balanced" in ending:
         body += balance(body)
@@ -296,17 +303,17 @@ def programs(draw, *, kinds=ir.SEMAPHORE_KINDS, shapes=None, max_semaphores=3,
         body += tuple(r for r in readout(sems) if sems[r.view.ref].kind != "dma")
     # Drawn last, so that the draws before it (and the examples the hunts
     # find) are as they were before grids existed.
-    gridded = grid and not isinstance(mesh, tuple) and "pallas_call" in paths and \
+    gridded = grid and not isinstance(mesh, tuple) and _runs(paths, "GRID") and \
         draw(st.integers(0, 3)) == 3
     if gridded:
         return ir.Case(refs, body, tuple(paths), x64=x64, grid=draw(grids()))
-    meshable = [op for op in (all_ops() if ops is None else ops)
-                if op.on_mesh(refs, body, 1) is not None]
-    if not (mesh and meshable and {"pallas_call", "tpu_interpret"} & set(paths)
+    meshable = [pattern for op in (all_ops() if ops is None else ops)
+                if (pattern := mesh_pattern(op)) is not None]
+    if not (mesh and meshable and _runs(paths, "MESH")
             and (isinstance(mesh, tuple) or draw(st.integers(0, 7)) == 7)):
         return ir.Case(refs, body, tuple(paths), x64=x64)
     devices = draw(st.sampled_from(mesh if isinstance(mesh, tuple) else (1, 2, 4, 8)))
-    new, pattern = draw(st.one_of([op.on_mesh(refs, body, devices) for op in meshable]))
+    new, pattern = draw(st.one_of([pattern(refs, body, devices) for pattern in meshable]))
     top = [n for n, _ in ir.top_level(body)]
     at = draw(st.integers(0, len(top)))
     body = ir.spliced(body, top[at], pattern) if at < len(top) else (*body, *pattern)

@@ -17,16 +17,19 @@ Python 3.11 up to 0.10.x, 3.12 from 0.11.0.
 """
 from __future__ import annotations
 
+import dataclasses
 import functools
 import importlib
 import inspect
 
 import jax
 from jax._src import core as jax_core
+from jax._src import dispatch
 from jax._src.interpreters import ad, batching
 from jax._src.pallas import primitives as pallas_primitives
 from jax._src.state import discharge as state_discharge
 from jax._src.state import primitives as state_primitives
+from jax.experimental.pallas import tpu as pltpu
 
 from fuzz.compat import era_0_6, era_0_7, era_0_9, era_0_11
 
@@ -48,6 +51,15 @@ def parse_version(text: str) -> tuple[int, ...]:
             break
         parts.append(int(p))
     return tuple(parts)
+
+
+def parse_release(text: str) -> tuple[int, ...]:
+    """A release number as PyPI and ``seen_on.json`` write it, strictly:
+    ``"0.9.0.1"`` -> ``(0, 9, 0, 1)``; ValueError for anything else."""
+    parts = text.strip().split(".")
+    if len(parts) < 3 or not all(p.isdigit() for p in parts):
+        raise ValueError(f"{text!r} is not a JAX release number like 0.6.2")
+    return tuple(int(p) for p in parts)
 
 
 def jax_version() -> tuple[int, ...]:
@@ -142,7 +154,6 @@ def reset_tpu_interpret() -> None:
     """Reset the TPU interpreter's shared state after a kernel that failed
     (it keeps it, for debugging): pltpu.reset_tpu_interpret_mode_state from
     0.7.0; before, what that does, on the interpreter module's globals."""
-    from jax.experimental.pallas import tpu as pltpu
     if has("pltpu.reset_tpu_interpret_mode_state"):
         pltpu.reset_tpu_interpret_mode_state()
         return
@@ -157,7 +168,6 @@ def drain_effects() -> None:
     Up to 0.11.x a failed one's token stays in JAX's runtime token set (its
     ``block_until_ready`` raises before it clears the set), so every later
     barrier, and the next kernel that calls back, raised that error again."""
-    from jax._src import dispatch
     try:
         jax.effects_barrier()
     except Exception:  # noqa: BLE001 - the failed case's, reported with it
@@ -255,8 +265,6 @@ SEMAPHORE_PRIMITIVES = (pallas_primitives.semaphore_signal_p,
 
 def has_interpret_option(name: str) -> bool:
     """Whether this release's ``pltpu.InterpretParams`` takes option ``name``."""
-    import dataclasses
-    from jax.experimental.pallas import tpu as pltpu
     return name in {f.name for f in dataclasses.fields(pltpu.InterpretParams)}
 
 

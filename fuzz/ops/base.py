@@ -63,20 +63,6 @@ class Op(ir.Statement):
         return 0
 
     @classmethod
-    def completed(cls, body: tuple, refs) -> st.SearchStrategy[tuple]:
-        """``body``, a drawn program's, with what this kind of statement
-        needs around it put in (a copy's wait), sometimes mutated as a
-        slip of the pen would (a wait dropped or late); default, as it is."""
-        return st.just(body)
-
-    @classmethod
-    def on_mesh(cls, refs, body, devices: int) -> st.SearchStrategy | None:
-        """What a program (``refs``, ``body``) on a mesh of ``devices`` gets
-        of this kind: a strategy of (refs to add, statements to put in at
-        the top level), a whole pattern of communication; default, None."""
-        return None
-
-    @classmethod
     def draws(cls, refs, *, body=(), among=None, **options) -> st.SearchStrategy | None:
         """Valid statements of this kind over ``refs`` (those numbered in
         ``among``, default all), following ``body`` (whose values it may use),

@@ -14,6 +14,26 @@ Every path reports the avals the abstract evaluation promises and the avals
 (and values) it actually produced, and what it lets us observe of the
 program's meaning (semaphore reads, final ref contents), so oracles can
 compare them.
+
+The facts oracles and reproducers ask of a path live on its module, read
+with `fact` (a flag a module leaves out is False) and `having`:
+
+- ``CONTEXT``: where its statements run: ``"pallas"`` (in a Pallas kernel,
+  whose own rules, batching for one, apply), ``"traced"`` (the kernel traced
+  alone), ``"refs"`` (refs as values, no kernel), ``"eager"`` (refs as
+  values, each primitive run alone). A statement is handed the path module
+  and reads this (`ir.Statement.not_applicable`, ``refused_under``);
+- ``RERUN``: its runs return every value, so reruns compare exactly
+  (jit-eager, the rewrites); ``JIT``: it is not already under ``jax.jit``,
+  so ``jax.jit`` of it is a second way to run it; ``VMAP`` (with
+  ``vmap_batches(k)``: which operands vmap-stack batches) and ``GRAD``: the
+  oracles that transform its program apply;
+- ``BLOCKS_ON_WAIT``: it runs waits as hardware does (a wait that never
+  completes blocks it); ``DETECTS_RACES``: JAX promises it sees a race;
+  ``LOCKSTEP``: a mesh's devices run in lockstep; ``VARIANT_OF``: the path
+  it runs under other options;
+- ``PUBLIC_RANK``: a reproducer's preference among public paths (1 first);
+  ``INTERNAL``: it needs JAX internals (a reproducer's last resort).
 """
 from __future__ import annotations
 
@@ -85,17 +105,20 @@ def aval_of(x) -> Aval:
     return (tuple(int(d) for d in x.shape), str(jnp.dtype(x.dtype)))
 
 
+def fact(path: str, name: str):
+    """Path ``path``'s fact ``name`` (its module's constant; False if none)."""
+    return getattr(MODULES[path], name, False)
+
+
+def having(name: str) -> tuple[str, ...]:
+    """The paths whose fact ``name`` is set, in `NAMES` order."""
+    return tuple(p for p in NAMES if fact(p, name))
+
+
 def variant_of(path: str) -> str:
     """The path that ``path`` runs under other options (itself if none)."""
     module = MODULES.get(path)
     return getattr(module, "VARIANT_OF", path) if module is not None else path
-
-
-def lockstep(path: str) -> bool:
-    """Whether ``path`` runs a mesh's devices in lockstep (its module's
-    ``LOCKSTEP``), so a race only with another device's kernel start
-    cannot show there (`fuzz.model.Meaning.lockstep`)."""
-    return getattr(MODULES.get(path), "LOCKSTEP", False)
 
 
 def not_applicable(case: ir.Case, path: str) -> str | None:
@@ -107,14 +130,16 @@ def not_applicable(case: ir.Case, path: str) -> str | None:
     if case.devices is not None and not getattr(MODULES[path], "MESH", False):
         return "a mesh is shard_map's around a pallas_call: this path runs on one device"
     if case.devices is not None and (why := next(
-            (why for s in case.statements if (why := s.refused_under("mesh", path))), None)):
+            (why for s in case.statements if (why := s.refused_under("mesh", MODULES[path]))),
+            None)):
         return why
     if (case.devices or 0) > len(jax.devices()):
         return (f"this process has {len(jax.devices())} CPU devices, not {case.devices} "
                 "(JAX had started before fuzz.paths could ask for more)")
     if why := MODULES[path].not_applicable(case):
         return why
-    if why := next((why for s in case.statements if (why := s.not_applicable(path))), None):
+    if why := next((why for s in case.statements
+                    if (why := s.not_applicable(MODULES[path]))), None):
         return why
     # Last: what no release has comes before what this one lacks.
     return compat.lacking([*getattr(MODULES[path], "NEEDS", ()),

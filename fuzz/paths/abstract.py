@@ -7,6 +7,8 @@ from __future__ import annotations
 from fuzz import blame, compat, emit, ir, paths
 
 NAME, COST, EVALUATES = "abstract", 1, False
+CONTEXT = "traced"   # the kernel traced alone: no pallas_call, no refs as values
+INTERNAL = True      # only JAX internals discharge without evaluating
 MEMORY_SPACE = "jax._src.state.types.AbstractRef(memory_space=)"
 GRID = True   # it traces the kernel, which a grid leaves as it is
 MESH = True   # one device's kernel, traced and discharged with the mesh's axis bound

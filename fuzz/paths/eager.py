@@ -13,6 +13,8 @@ from fuzz import compat, ir
 from fuzz.paths import jax_refs
 
 NAME, COST, EVALUATES = "eager", 2, True
+CONTEXT = "eager"   # refs as values, each primitive run alone
+VMAP = GRAD = True
 NEEDS = ("jax.new_ref", "jax.freeze")   # no jax.empty_ref eagerly
 
 
@@ -37,3 +39,10 @@ def harness(case: ir.Case) -> str:
 
 
 results, model_results = jax_refs.results, jax_refs.model_results
+
+
+def vmap_batches(k: int) -> bool:
+    """Whether vmap-stack batches operand ``k`` (after ``dyn``): all are. A
+    ``jax.new_ref`` made inside vmap from an unbatched value cannot take
+    batched writes (JAX says so)."""
+    return True

@@ -10,6 +10,8 @@ from __future__ import annotations
 from fuzz import ir, paths
 
 NAME, COST, EVALUATES = "jax_refs", 2, True
+CONTEXT = "refs"   # refs as values under jax.jit, no Pallas kernel
+PUBLIC_RANK = 3
 NEEDS = ("jax.new_ref", "jax.freeze", "jax.empty_ref")   # fuzz.compat features
 
 _HARNESS = '''\

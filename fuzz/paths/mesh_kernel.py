@@ -11,6 +11,7 @@ from fuzz import ir
 from fuzz.paths import jax_refs
 
 NAME, COST, EVALUATES = "mesh_kernel", 3, True
+CONTEXT = "pallas"   # pl.kernel runs the statements in a Pallas kernel
 NEEDS = (*jax_refs.NEEDS, "pl.kernel", "pltpu.TensorCoreMesh")
 
 _CALL = ("pl.kernel(kernel, out_type=(), mesh=pltpu.TensorCoreMesh(axis_name='core', "

@@ -13,6 +13,7 @@ from fuzz import compat, ir
 from fuzz.paths import jax_refs
 
 NAME, COST, EVALUATES = "nested", 3, True
+CONTEXT = "pallas"   # the statements run in the pallas_call kernel
 NEEDS = ("jax.new_ref", "jax.freeze")
 
 _HARNESS = '''\

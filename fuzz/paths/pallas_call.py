@@ -17,6 +17,9 @@ from __future__ import annotations
 from fuzz import emit, ir, model, paths
 
 NAME, COST, EVALUATES = "pallas_call", 3, True
+CONTEXT = "pallas"
+RERUN = VMAP = True
+PUBLIC_RANK = 1
 GRID = MESH = True
 # dma_start_discharge_rule makes a remote start a collective (all_gather over
 # the mesh axis: "this code only works in SPMD mode"), so every device's
@@ -152,6 +155,12 @@ def harness(case: ir.Case, interpret: str = INTERPRET) -> str:
         inputs="".join(f"{emit.pattern_source(r, i)}, " for i, r in zip(data, inputs)),
         call="on_mesh(call)" if case.devices else "call",
         interpret=interpret) + mesh
+
+
+def vmap_batches(k: int) -> bool:
+    """Whether vmap-stack batches operand ``k`` (after ``dyn``): every other
+    one, so batched and unbatched refs meet in one kernel."""
+    return k % 2 == 1
 
 
 def results(case: ir.Case) -> list[tuple[str, paths.Aval]]:

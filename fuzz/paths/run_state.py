@@ -5,6 +5,9 @@ from __future__ import annotations
 from fuzz import ir, paths
 
 NAME, COST, EVALUATES = "run_state", 2, True
+CONTEXT = "refs"   # refs as values, no Pallas kernel around them
+RERUN = JIT = GRAD = True
+PUBLIC_RANK = 2
 
 _HARNESS = '''\
 def function():

@@ -16,6 +16,9 @@ from fuzz import compat, ir, model, paths
 from fuzz.paths import pallas_call
 
 NAME, COST, EVALUATES = "tpu_interpret", 4, True
+CONTEXT = "pallas"
+BLOCKS_ON_WAIT = True   # a wait that never completes blocks it, as on hardware
+PUBLIC_RANK = 4
 GRID = MESH = True   # the pallas_call's grid and mesh
 
 # The interpreter's only report of final counts: a line it prints at kernel

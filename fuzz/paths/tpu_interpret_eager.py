@@ -18,6 +18,9 @@ from fuzz import compat, ir, paths
 from fuzz.paths import pallas_call, tpu_interpret
 
 NAME, COST, EVALUATES = "tpu_interpret_eager", 5, True
+CONTEXT = "pallas"
+BLOCKS_ON_WAIT = True
+DETECTS_RACES = True   # detect_races=True: JAX promises it sees a race with a copy
 GRID = MESH = True
 VARIANT_OF = "tpu_interpret"   # the same interpreter: its refusals and known bugs are that one's
 PARAMS = 'dma_execution_mode="eager", uninitialized_memory="zero", detect_races=True'

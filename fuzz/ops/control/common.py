@@ -62,7 +62,7 @@ class ControlOp(Op):
         # A cond (lax.cond, lax.switch, pl.when): _cond_batching_rule says
         # "State effect not supported in vmap-of-cond". Inside a kernel,
         # pallas_call's own batching rule takes the cond.
-        if self.primitive == "cond" and transform == "vmap" and path != "pallas_call":
+        if self.primitive == "cond" and transform == "vmap" and path.CONTEXT != "pallas":
             return "vmap of a cond with ref effects is not implemented"
         return None
 

@@ -1,5 +1,5 @@
 """Findings in real, unpatched JAX on control statements that the properties
-already know about (matched by `fuzz.known_findings`)."""
+already know about (matched by `fuzz.suppressions.known_findings`)."""
 from __future__ import annotations
 
 import dataclasses

@@ -96,7 +96,7 @@ class Loop(SlicingOp):
         # leading axis is not supported"; the eager program batches every
         # ref, along axes that include the leading one. Inside a kernel,
         # pallas_call's own batching rule takes the scan.
-        if self.xs and transform == "vmap" and path != "pallas_call":
+        if self.xs and transform == "vmap" and path.CONTEXT != "pallas":
             return "vmap of a scan over a ref batched along its leading axis is not supported"
         return super().refused_under(transform, path)
 

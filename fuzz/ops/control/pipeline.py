@@ -21,12 +21,13 @@ from hypothesis import strategies as st
 
 from fuzz import compat, ir
 from fuzz.ops.control.common import SlicingOp, reslices, sliceable, slicing_block, some_of
+from fuzz.ops.control.loop import Loop
 
 # The only device a CPU may trace a pipeline for (DISCHARGE_SURFACE.md).
 MESH = ("jax.sharding.AbstractMesh((), (), abstract_device=jax.sharding.AbstractDevice("
         "'TPU v6 lite', 1, 'tpu'))")
 _FLAG = "jax._src.config.use_emit_pipeline_primitive"
-_KERNELS_ONLY = dict.fromkeys(("run_state", "jax_refs", "eager"),
+_KERNELS_ONLY = dict.fromkeys(("refs", "eager"),   # by the path's CONTEXT
                               "emit_pipeline exists only inside Pallas TPU kernels")
 
 
@@ -56,7 +57,7 @@ class Pipeline(SlicingOp):
         return list(range(self.length))
 
     def not_applicable(self, path):
-        return _KERNELS_ONLY.get(path) or super().not_applicable(path)
+        return _KERNELS_ONLY.get(path.CONTEXT) or super().not_applicable(path)
 
     def needs(self):
         # Inlined is how 0.10.1 (before the primitive's flag) runs every pipeline.
@@ -96,7 +97,6 @@ class Pipeline(SlicingOp):
             for r in self.xs:
                 yield replace(self, xs=tuple(x for x in self.xs if x != r),
                               body=ir.bound(self.body, (r,), 0))
-        from fuzz.ops.control.loop import Loop
         # The same steps as a scan over the refs: no pipeline to read.
         yield Loop(ir.Int(self.length), self.body, "scan", xs=self.xs)
 

@@ -20,16 +20,14 @@ from fuzz.ops.control.common import ControlOp, blocks
 PRIMITIVES = {"jit": "jit", "checkpoint": "remat2", "custom_vjp": "custom_vjp_call",
               "custom_vmap": "custom_vmap_call", "shard_map": "shard_map",
               "run_scoped": "run_scoped"}
-# Where shard_map does not run, as JAX says: eagerly ("Eager shard_map doesn't
-# support jax.Ref arguments yet"); inside a Pallas kernel it is no Pallas
-# feature (the kernel paths, and the kernel the nested path closes over).
+# Where shard_map does not run (by the path's ``CONTEXT``), as JAX says:
+# eagerly ("Eager shard_map doesn't support jax.Ref arguments yet"); inside a
+# Pallas kernel it is no Pallas feature.
 _NO_SHARD_MAP = {"eager": "eager shard_map takes no jax.Ref (JAX says: use it under jit)",
-                 **dict.fromkeys(("pallas_call", "mesh_kernel", "tpu_interpret", "nested"),
-                                 "shard_map is not a Pallas kernel feature")}
+                 "pallas": "shard_map is not a Pallas kernel feature"}
 # Where pl.run_scoped does not run: outside a Pallas kernel it has no
 # evaluation rule, and refs as values under jit are no kernel.
-_NO_RUN_SCOPED = dict.fromkeys(("run_state", "jax_refs", "eager"),
-                               "pl.run_scoped exists only inside Pallas kernels")
+_NO_RUN_SCOPED = dict.fromkeys(("refs", "eager"), "pl.run_scoped exists only inside Pallas kernels")
 
 
 @dataclass(frozen=True)
@@ -45,7 +43,7 @@ class Wrap(ControlOp):
 
     def not_applicable(self, path):
         return {"shard_map": _NO_SHARD_MAP, "run_scoped": _NO_RUN_SCOPED}.get(
-            self.via, {}).get(path) or super().not_applicable(path)
+            self.via, {}).get(path.CONTEXT) or super().not_applicable(path)
 
     def needs(self):
         return ("jax.shard_map",) if self.via == "shard_map" else ()
@@ -54,7 +52,7 @@ class Wrap(ControlOp):
         # A custom rule covers only the function's explicit arguments, and
         # these close over their refs. Inside a kernel, pallas_call's own
         # batching rule takes the custom_vmap.
-        if self.via == "custom_vmap" and transform == "vmap" and path != "pallas_call":
+        if self.via == "custom_vmap" and transform == "vmap" and path.CONTEXT != "pallas":
             return "a custom_vmap function may not close over batched values"
         if self.via == "run_scoped" and transform == "partial-discharge":
             return "partly discharged, a run_scoped stays, and it has no evaluation rule"

@@ -26,8 +26,11 @@ from dataclasses import dataclass, field
 import numpy as np
 from hypothesis import strategies as st
 
-from fuzz import ir
+from fuzz import elements, ir
 from fuzz.ops.base import Op
+from fuzz.ops.ref.common import data_ref_numbers
+from fuzz.ops.semaphore.common import scalar_views
+from strategies.transforms import TRANSFORM_KINDS, transform_chains
 
 # What local copies take beyond make_async_copy(src, dst, sem) and .wait()
 # (features of fuzz.compat: 0.12.0 on).
@@ -148,17 +151,13 @@ class InFlight:
 
     def conflict(self, memory, n: int, stmt) -> str | None:
         """Why statement ``n`` races with this copy (None: it does not)."""
-        from fuzz.model import ModelError
         if isinstance(stmt, DmaOp):
             return None   # a copy checks its own operands (`DmaStart.run`)
         reads_only = getattr(stmt, "reads_only", False)
         for view in ir.views(stmt):
             if view.ref not in (self.dst[0], self.src[0]):
                 continue
-            try:
-                touched = (view.ref, memory.where(view).reshape(-1))
-            except ModelError:   # a view of no single elements (a bitcast): the whole ref
-                touched = (view.ref, np.arange(memory.arrays[view.ref].size))
+            touched = (view.ref, memory.touched_by(view))
             if overlap(touched, self.dst):
                 return (f"racy: statement {n} {'reads' if reads_only else 'writes'} the "
                         f"destination of copy {self.n} in flight")
@@ -183,7 +182,6 @@ def dma_semaphores(refs, among=None) -> list[int]:
 @st.composite
 def _copy_pair(draw, refs, usable, kinds, dynamic, max_chain):
     """A (src, dst) pair of `copies`."""
-    from strategies.transforms import transform_chains
     dst_ref = draw(st.sampled_from(usable))
     kind = refs[dst_ref].kind
     if not [i for i in usable if i != dst_ref and refs[i].kind == kind] and \
@@ -222,8 +220,6 @@ def copies(refs, *, among, dynamic, max_chain, transforms):
     and dtype, each through a transform chain as data refs are drawn
     (a destination drawn first, then a source of its shape, or the same
     view shape of another ref), or None when no data ref is there."""
-    from fuzz.ops.ref.common import data_ref_numbers
-    from strategies.transforms import TRANSFORM_KINDS
     usable = data_ref_numbers(refs, among)
     if not usable:
         return None
@@ -233,10 +229,10 @@ def copies(refs, *, among, dynamic, max_chain, transforms):
 
 
 def _disjoint(refs, a: ir.View, b: ir.View) -> bool:
-    from fuzz.model import ModelError, positions
     try:
-        where = [positions(tuple(refs[v.ref].shape), v, refs[v.ref].bits) for v in (a, b)]
-    except ModelError:
+        where = [elements.positions(tuple(refs[v.ref].shape), v, refs[v.ref].bits)
+                 for v in (a, b)]
+    except elements.ModelError:
         return False
     return not np.isin(where[0], where[1]).any()
 
@@ -244,7 +240,6 @@ def _disjoint(refs, a: ir.View, b: ir.View) -> bool:
 def scalar_semaphores(refs, *, among, dynamic, max_chain, transforms):
     """()-shaped views of the semaphores a copy may count on (`dma_semaphores`;
     None: none)."""
-    from fuzz.ops.semaphore.common import scalar_views
     usable = dma_semaphores(refs, among)
     if not usable:
         return None

@@ -1,12 +1,12 @@
 """Findings in real, unpatched JAX on DMA statements that the properties
-already know about (matched by `fuzz.known_findings`)."""
+already know about (matched by `fuzz.suppressions.known_findings`)."""
 from __future__ import annotations
 
 import dataclasses
 
 from fuzz import ir
 from fuzz.ops.base import NO_INDEXER_SHAPE, KnownFinding, view_class
-from fuzz.ops.dma import mistakes
+from fuzz.ops.dma.mistakes import DTYPE, OUT_OF_BOUNDS, SEMAPHORE_KIND, SHAPE
 from fuzz.ops.dma.start import DmaStart
 from fuzz.ops.control.wrap import Wrap
 from fuzz.ops.dma.wait import DmaWait
@@ -294,16 +294,16 @@ KNOWN_FINDINGS = (
               "dma_semaphore_kind", _invalid(
                   (ir.Ref("float32", (2, 2)), ir.Ref("regular", (2,))),
                   DmaStart(ir.View(0, (ir.At((ir.Int(0),)),)), ir.View(0, (ir.At((ir.Int(1),)),)),
-                           ir.View(1, (ir.At((ir.Int(0),)),))), mistakes.SEMAPHORE_KIND),
+                           ir.View(1, (ir.At((ir.Int(0),)),))), SEMAPHORE_KIND),
               "; only a wait on it says 'dma_wait requires a DMA semaphore'"),
     _accepted("a source and a destination of different shapes", "dma_shape", _invalid(
         (ir.Ref("float32", (4, 2)), ir.Ref("dma", ())),
         DmaStart(ir.View(0, (ir.At((ir.Slice(0, 1),)),)), ir.View(0, (ir.At((ir.Slice(1, 3),)),)),
-                 ir.View(1)), mistakes.SHAPE),
+                 ir.View(1)), SHAPE),
         "; the HLO interpreter broadcasts the source into the destination"),
     _accepted("a source and a destination of different dtypes", "dma_dtype", _invalid(
         (ir.Ref("float32", (2,)), ir.Ref("int32", (2,)), ir.Ref("dma", ())),
-        DmaStart(ir.View(0), ir.View(1), ir.View(2)), mistakes.DTYPE),
+        DmaStart(ir.View(0), ir.View(1), ir.View(2)), DTYPE),
         "; the discharge rule then stores the source's dtype into the destination "
         "('dma_start returned a new value int32[2] for operand 1, a ref of float32[2]')",
         symptoms=(("aval-preserved", r"^dma_start returned a new value \w+\[[\d, ]*\] for "
@@ -317,7 +317,7 @@ KNOWN_FINDINGS = (
     _accepted("a static index past the end of its source or destination", "dma_out_of_bounds",
               _invalid((ir.Ref("float32", (2, 2)), ir.Ref("dma", ())),
                        DmaStart(ir.View(0, (ir.At((ir.Int(2),)),)), ir.View(0, (ir.At((ir.Int(0),)),)),
-                                ir.View(1)), mistakes.OUT_OF_BOUNDS),
+                                ir.View(1)), OUT_OF_BOUNDS),
               "; the HLO interpreter clamps the index (a load or store through the "
               "same view is refused)"),
     KnownFinding(
@@ -336,7 +336,7 @@ KNOWN_FINDINGS = (
         "dma-add-not-dischargeable",
         "a copy started with add=True has no discharge (dma_start_discharge_rule: "
         "'DMA partial discharge add=True not yet implemented', partial or not)",
-        # In valid programs this is an unsupported feature (fuzz/unsupported.py);
+        # In valid programs this is an unsupported feature (fuzz/suppressions/unsupported.py);
         # it is a finding where it hides the error an invalid program should get.
         symptoms=(("invalid-rejected", r"NotImplementedError: DMA partial discharge add=True "
                                        r"not yet implemented"),),

@@ -10,6 +10,9 @@ from __future__ import annotations
 from hypothesis import strategies as st
 
 from fuzz import ir
+from fuzz.ops.dma.common import DmaOp
+from fuzz.ops.dma.start import DmaStart
+from fuzz.ops.dma.wait import DmaWait
 
 # How a drawn program with copies is sometimes broken, as a slip of the pen
 # breaks a kernel: the model must call each result what it is (racy,
@@ -25,6 +28,12 @@ def waited_before_use(body: tuple, refs) -> tuple:
             return body
         body = fix
     raise ir.IRError("the copies' waits did not settle")   # a bug here, not in the program
+
+
+def completed(body: tuple, refs) -> st.SearchStrategy[tuple]:
+    """A drawn program with copies, their waits put in before use, sometimes
+    mutated (`mutants`): the family's ``COMPLETED`` hook for DmaStart."""
+    return mutants(waited_before_use(body, refs))
 
 
 @st.composite
@@ -44,14 +53,12 @@ def mutants(draw, body: tuple) -> tuple:
 
 def top_waits(body: tuple) -> list[int]:
     """The numbers of ``body``'s top-level copy waits."""
-    from fuzz.ops.dma.wait import DmaWait
     return [n for n, s in ir.top_level(body) if isinstance(s, DmaWait)]
 
 
 def mutated(body: tuple, mutation: str, n: int) -> tuple:
     """``body`` with ``mutation`` (one of `MUTATIONS`) made to its top-level
     wait number ``n``."""
-    from fuzz.ops.dma.start import DmaStart
     wait = ir.flat(body)[n]
     rest = ir.without_statement(body, n)
     if mutation == "drop_wait":
@@ -71,7 +78,6 @@ def mutated(body: tuple, mutation: str, n: int) -> tuple:
 def _touches(stmt, copy) -> bool:
     """Whether ``stmt`` (or a statement it nests) uses ``copy``'s
     destination ref, or its source ref other than to read it."""
-    from fuzz.ops.dma.common import DmaOp
     for s in ir.flat((stmt,)):
         refs = {v.ref for v in ir.views(s) if v not in copy.semaphores()} | set(s.slices())
         if isinstance(s, DmaOp) and s.operands()[:3] == copy.operands()[:3]:
@@ -82,7 +88,6 @@ def _touches(stmt, copy) -> bool:
 
 
 def _waits(copy, left: set[str]):
-    from fuzz.ops.dma.wait import DmaWait
     method = ("wait" if copy.src_sem is None or left == {"dst", "src"} else
               "wait_write" if left == {"dst"} else "wait_read")
     return (DmaWait(copy.src, copy.dst, copy.sem, copy.src_sem, method, device_id=copy.device_id),)
@@ -91,8 +96,6 @@ def _waits(copy, left: set[str]):
 def _first_fix(top, block, start, refs):
     """``top`` with the first fix that ``block`` (numbered from ``start``)
     needs made, or None if it needs none."""
-    from fuzz.ops.dma.start import DmaStart
-    from fuzz.ops.dma.wait import DmaWait
     pending: list[tuple[DmaStart, set[str]]] = []
     n, last = start, None
     for stmt in block:

@@ -22,6 +22,10 @@ import dataclasses
 from hypothesis import strategies as st
 
 from fuzz import ir
+from fuzz.ops.dma.order import mutants
+from fuzz.ops.dma.start import DmaStart
+from fuzz.ops.dma.wait import DmaWait
+from fuzz.ops.semaphore import Signal, Wait
 
 PATTERNS = ("ring_shift", "exchange", "all_gather")
 
@@ -30,14 +34,18 @@ def _copy(src, dst, sems: tuple[ir.View, ir.View], device_id):
     """A copy's start and a function of its waits (``wait_send`` then
     ``wait_recv``, as one ``.wait()`` or two), counted on ``sems`` (send,
     receive)."""
-    from fuzz.ops.dma.start import DmaStart
-    from fuzz.ops.dma.wait import DmaWait
     send, recv = sems
     start = DmaStart(src, dst, recv, send, device_id=device_id)
 
     def waits(methods):
         return tuple(DmaWait(src, dst, recv, send, m, device_id=device_id) for m in methods)
     return start, waits
+
+
+def on_mesh(refs: tuple[ir.Ref, ...], body: tuple, devices: int) -> st.SearchStrategy:
+    """A pattern of communication for a program on a mesh of ``devices``:
+    the family's ``ON_MESH`` hook for DmaStart."""
+    return communication(refs, devices, body=body)
 
 
 @st.composite
@@ -51,7 +59,6 @@ def communication(draw, refs: tuple[ir.Ref, ...], devices: int, patterns=PATTERN
     >>> {type(s).__name__ for s in body} <= {"DmaStart", "DmaWait", "Signal", "Wait"}
     True
     """
-    from fuzz.ops.dma.order import mutants
     if not 1 <= devices <= ir.MAX_DEVICES:
         raise ValueError(f"devices={devices!r}: a mesh has 1 to {ir.MAX_DEVICES}")
     counted = {v.ref for s in ir.flat(body) for v in s.counted()}   # an int16 stand-in
@@ -117,8 +124,6 @@ def _barrier(ref, body, devices):
     before, the kernel's start included. Without it, the copies race
     with that start: what the HLO interpreter, which runs devices in
     lockstep, gives a meaning anyway (`fuzz.model.Meaning.lockstep`)."""
-    from fuzz.ops.dma.start import DmaStart
-    from fuzz.ops.semaphore import Signal, Wait
     senders = dict.fromkeys(-s.device_id.offset % devices for s in body
                             if isinstance(s, DmaStart) and s.device_id is not None
                             and s.device_id.offset % devices)

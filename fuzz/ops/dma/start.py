@@ -9,8 +9,9 @@ from dataclasses import dataclass, replace
 
 from hypothesis import strategies as st
 
-from fuzz import ir
+from fuzz import compat, ir
 from fuzz.ops.dma.common import SRC_SEM, DmaOp, InFlight, copies, overlap, scalar_semaphores
+from fuzz.ops.ref.common import written
 
 ADD = "jax._src.pallas.mosaic.primitives.AsyncCopyDescriptor.start(add=)"
 
@@ -45,7 +46,6 @@ class DmaStart(DmaOp):
         return (*super().needs(), *((ADD,) if self.add else ()))
 
     def run(self, memory, n):
-        from fuzz.ops.ref.common import written
         # What lands here is what the sender's copy, the same statement,
         # names there: its source, and its destination as it indexes it.
         sender = memory.sender(self.device_id)
@@ -97,16 +97,6 @@ class DmaStart(DmaOp):
             + self.add + (self.device_id is not None)
 
     @classmethod
-    def completed(cls, body, refs):
-        from fuzz.ops.dma.order import mutants, waited_before_use
-        return mutants(waited_before_use(body, refs))
-
-    @classmethod
-    def on_mesh(cls, refs, body, devices):
-        from fuzz.ops.dma.patterns import communication
-        return communication(refs, devices, body=body)
-
-    @classmethod
     def draws(cls, refs, *, body=(), among=None, dynamic=True, max_chain=3, transforms=None):
         pairs = copies(refs, among=among, dynamic=dynamic, max_chain=max_chain,
                        transforms=transforms)
@@ -114,7 +104,6 @@ class DmaStart(DmaOp):
                                  transforms=transforms)
         if pairs is None or sems is None:
             return None
-        from fuzz import compat
         src_sems = st.none() | sems if compat.has(SRC_SEM) else st.none()
         return st.builds(
             lambda pair, sem, src_sem, api, priority, add: cls(

@@ -10,8 +10,9 @@ from dataclasses import dataclass, replace
 
 from hypothesis import strategies as st
 
-from fuzz import ir
+from fuzz import compat, ir
 from fuzz.ops.dma.common import WAIT_WRITE, DmaOp
+from fuzz.ops.dma.start import DmaStart
 
 WAITS = ("wait", "wait_write", "wait_read")
 # A remote copy's descriptor names them by the device's part in it.
@@ -78,12 +79,10 @@ class DmaWait(DmaOp):
     def draws(cls, refs, *, body=(), among=None, dynamic=True, max_chain=3, transforms=None):
         """A wait for one of the copies ``body`` started (with its operands):
         the wait real kernels write, which never blocks."""
-        from fuzz.ops.dma.start import DmaStart
         started = [s for s in body if isinstance(s, DmaStart) and (
             among is None or {s.src.ref, s.dst.ref} <= set(among))]
         if not started:
             return None
-        from fuzz import compat
         waits = WAITS if compat.has(WAIT_WRITE) else WAITS[:1]
         return st.sampled_from(started).flatmap(lambda s: st.sampled_from(
             waits if s.src_sem is not None else waits[:2]).map(

@@ -12,6 +12,7 @@ from hypothesis import strategies as st
 from fuzz import ir
 from fuzz.ops.ref.common import (RefOp, Value, constant_like, value_mistakes, value_of,
                                  value_source, values, views_and_values)
+from strategies.transforms import TRANSFORM_KINDS
 
 
 @dataclass(frozen=True)
@@ -55,7 +56,6 @@ class AddUpdate(RefOp):
         # JAX discharges addupdate through at most one indexer, the last
         # transform ("Multiple indexers are not supported for `addupdate`").
         # Nor through a bitcast (a mistake: `addupdate_bitcast`).
-        from strategies.transforms import TRANSFORM_KINDS
         kinds = tuple(k for k in (TRANSFORM_KINDS if transforms is None else transforms)
                       if k != "bitcast")
         if (drawn := views_and_values(refs, body, among=among, dynamic=dynamic, max_chain=max_chain,

@@ -15,8 +15,9 @@ from typing import ClassVar, Union
 import numpy as np
 from hypothesis import strategies as st
 
-from fuzz import ir
+from fuzz import elements, ir
 from fuzz.ops.base import Op
+from strategies.transforms import TRANSFORM_KINDS, at_indexers, transform_chains
 
 INTEGER = ("int8", "int16", "int32", "uint8", "uint16", "uint32", "int64")
 FLOATING = ("float16", "bfloat16", "float32", "float64")
@@ -45,16 +46,15 @@ class Iota:
     tag: ClassVar[str] = "iota"
 
     def source(self, e) -> str:
-        from fuzz.emit import dtype_source
         numbers = _counting(self.shape, self.start)
         if self.dtype == "bool":
             return f"({numbers}) % 2 == 1"
-        return f"({numbers}).astype({dtype_source(self.dtype)})"
+        return f"({numbers}).astype({e.dtype(self.dtype)})"
 
     def array(self) -> np.ndarray:
-        from fuzz.model import dtype
         numbers = _counted(self.shape, self.start)
-        return numbers % 2 == 1 if self.dtype == "bool" else numbers.astype(dtype(self.dtype))
+        return numbers % 2 == 1 if self.dtype == "bool" else numbers.astype(
+            elements.dtype(self.dtype))
 
 
 @dataclass(frozen=True)
@@ -139,11 +139,10 @@ def value_source(e, v: Value) -> str:
 def value_of(memory, v: Value, kind: str) -> tuple[np.ndarray, bool]:
     """The model's value of operand ``v`` and whether it is weakly typed;
     a weak scalar is already converted to ``kind``, as JAX converts it."""
-    from fuzz.model import dtype
     if isinstance(v, ir.Result):
         return memory.values[v.stmt], False
     if isinstance(v, Scalar):
-        return np.asarray(v.value).astype(dtype(kind)), True
+        return np.asarray(v.value).astype(elements.dtype(kind)), True
     return v.array(), False
 
 
@@ -198,12 +197,11 @@ def stores_twice(refs, view: ir.View) -> bool:
     ref twice (a gather with a repeated index): discharge writes such a view
     back with one scatter, and which of the repeated updates wins is not
     specified (x.at[[0, 0]].at[0] may lose the store)."""
-    from fuzz.model import positions
     shape, bits = tuple(refs[view.ref].shape), refs[view.ref].bits
     for k, t in enumerate(view.transforms, 1):
         if k == len(view.transforms) or isinstance(t, ir.At) and any(
                 isinstance(i, ir.IntArray) for i in t.indices):
-            pos = positions(shape, ir.View(view.ref, view.transforms[:k]), bits)
+            pos = elements.positions(shape, ir.View(view.ref, view.transforms[:k]), bits)
             if np.unique(pos).size < pos.size:
                 return True
     return False
@@ -238,7 +236,6 @@ def data_ref_numbers(refs, among) -> list[int]:
 @st.composite
 def _data_views(draw, refs, usable, allowed, dynamic, max_chain, last_at_only):
     """A view of `data_views`."""
-    from strategies.transforms import at_indexers, transform_chains
     ref = draw(st.sampled_from(usable))
     shape = refs[ref].shape
     if not last_at_only:
@@ -257,7 +254,6 @@ def _data_views(draw, refs, usable, allowed, dynamic, max_chain, last_at_only):
 def data_views(refs, *, among, dynamic, max_chain, transforms, last_at_only=False):
     """Views of the data refs among ``refs`` (any shape, in bounds); with
     ``last_at_only``, at most one indexer, and it comes last (addupdate)."""
-    from strategies.transforms import TRANSFORM_KINDS
     usable = data_ref_numbers(refs, among)
     if not usable:
         return None

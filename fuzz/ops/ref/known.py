@@ -1,10 +1,10 @@
 """Findings in real, unpatched JAX on data-ref statements that the
-properties already know about (matched by `fuzz.known_findings`)."""
+properties already know about (matched by `fuzz.suppressions.known_findings`)."""
 from __future__ import annotations
 
 import numpy as np
 
-from fuzz import ir
+from fuzz import elements, ir
 from fuzz.ops.base import KnownFinding, view_class
 from fuzz.ops.ref.addupdate import AddUpdate
 from fuzz.ops.ref.common import INTEGER, Iota, Mask, Scalar, produced
@@ -107,11 +107,11 @@ _NO_SHAPE = r"AttributeError: '(TypedInt|int)' object has no attribute 'shape'"
 
 def _masked_static_int_index(case: ir.Case, k: int) -> bool:
     """A masked load or store whose last indexer has a static int, in the case
-    or in the one-static-index rewrite chain-equivalence runs (`model.canonical`)."""
-    from fuzz.model import canonical
+    or in the one-static-index rewrite chain-equivalence runs (`elements.canonical`)."""
     return _static_int_last(case.statements[k]) or (
         isinstance(case.statements[k], (MaskedLoad, MaskedStore))
-        and (rewritten := canonical(case)) is not None and _static_int_last(rewritten.body[k]))
+        and (rewritten := elements.canonical(case)) is not None
+        and _static_int_last(rewritten.body[k]))
 
 
 def _masked_store_through_transforms(case: ir.Case, k: int) -> bool:
@@ -261,7 +261,7 @@ KNOWN_FINDINGS: tuple[KnownFinding, ...] = (
         "supported'), and in an invalid program through such a view that refusal "
         "comes instead of the error the program should get (an out-of-bounds "
         "index, a mask of the wrong shape, a copy of another dtype)",
-        # In valid programs these are unsupported features (fuzz/unsupported.py);
+        # In valid programs these are unsupported features (fuzz/suppressions/unsupported.py);
         # it is a finding where it hides the error an invalid program should get.
         symptoms=(("invalid-rejected", r"NotImplementedError: (Unsupported transform: "
                                        rf"{view_class('Reshape', 'Bitcast')}\b|"

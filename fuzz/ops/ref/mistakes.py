@@ -12,6 +12,8 @@ from fuzz.ops.ref.get import Get
 from fuzz.ops.ref.masked_load import MaskedLoad
 from fuzz.ops.ref.masked_store import MaskedStore
 from fuzz.ops.ref.swap import Swap
+from strategies.semaphores import semaphore_shapes
+from strategies.transforms import same_width_dtypes
 
 OUT_OF_BOUNDS = ir.ExpectedError("IndexError|ValueError", r"(?i)out of (bounds?|range)")
 VALUE_SHAPE = ir.ExpectedError("ValueError", r"Invalid shape for `swap`")
@@ -25,7 +27,6 @@ _KINDS = ("int8", "int32", "uint8", "float16", "float32", "bool")
 
 
 def _refs():
-    from strategies.semaphores import semaphore_shapes
     return st.builds(ir.Ref, st.sampled_from(_KINDS), semaphore_shapes(min_dims=1, min_side=1))
 
 
@@ -74,7 +75,6 @@ def _store_mask_shape(draw, refs):
 
 @st.composite
 def _addupdate_bitcast(draw, refs):
-    from strategies.transforms import same_width_dtypes
     ref = draw(st.builds(ir.Ref, st.sampled_from(("int32", "float32", "int16", "uint8")),
                          st.tuples(st.integers(2, 3), st.integers(1, 3))))
     dtype = draw(st.sampled_from(same_width_dtypes(ref.kind)))

@@ -6,6 +6,7 @@ from hypothesis import strategies as st
 
 from fuzz import ir
 from fuzz.ops.base import Op
+from strategies.transforms import TRANSFORM_KINDS, transform_chains
 
 SIGNAL_WAIT_KINDS = ("regular", "barrier", "int16")
 READ_KINDS = SIGNAL_WAIT_KINDS + ("dma",)
@@ -73,7 +74,6 @@ class SemaphoreOp(Op):
 
 
 def scalar_views(refs, usable, *, dynamic, max_chain, transforms):
-    from strategies.transforms import TRANSFORM_KINDS, transform_chains
     kinds = TRANSFORM_KINDS if transforms is None else transforms
     return st.sampled_from(usable).flatmap(lambda ref: transform_chains(
         refs[ref].shape, max_length=max_chain, dynamic=dynamic, kinds=kinds).map(

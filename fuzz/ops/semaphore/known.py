@@ -1,10 +1,10 @@
 """Findings in real, unpatched JAX on semaphore statements that the
-properties already know about (matched by `fuzz.known_findings`)."""
+properties already know about (matched by `fuzz.suppressions.known_findings`)."""
 from __future__ import annotations
 
 import numpy as np
 
-from fuzz import ir, model
+from fuzz import elements, ir
 from fuzz.ops.base import NO_INDEXER_SHAPE, KnownFinding, Trigger, view_class
 from fuzz.ops.semaphore.read import Read
 from fuzz.ops.semaphore.signal import Signal
@@ -93,9 +93,9 @@ def _duplicate_index(case: ir.Case, k: int) -> bool:
     for n, t in enumerate(chain):
         if isinstance(t, ir.At) and any(isinstance(i, ir.IntArray) for i in t.indices):
             try:
-                pos = model.positions(case.refs[stmt.view.ref].shape,
-                                      ir.View(stmt.view.ref, chain[:n + 1]))
-            except model.ModelError:
+                pos = elements.positions(case.refs[stmt.view.ref].shape,
+                                         ir.View(stmt.view.ref, chain[:n + 1]))
+            except elements.ModelError:
                 return False
             if np.unique(pos).size < pos.size:
                 return True
@@ -216,7 +216,7 @@ KNOWN_FINDINGS: tuple[KnownFinding, ...] = (
     KnownFinding(
         "transpose-not-dischargeable",
         "a transposed semaphore view traces but its discharge raises NotImplementedError",
-        # In valid programs this is an unsupported feature (fuzz/unsupported.py);
+        # In valid programs this is an unsupported feature (fuzz/suppressions/unsupported.py);
         # it is a finding where it hides the error an invalid program should get.
         symptoms=((_INVALID, rf"NotImplementedError: .*{view_class('Transpose')}"),),
         trigger=_has(ir.Transpose),

@@ -9,6 +9,8 @@ from fuzz.ops.base import Mistake
 from fuzz.ops.semaphore.read import Read
 from fuzz.ops.semaphore.signal import Signal
 from fuzz.ops.semaphore.wait import Wait
+from strategies.semaphores import semaphores
+from strategies.transforms import transform_chains
 
 NON_SCALAR = ir.ExpectedError("ValueError", r"non-\(\)-shaped semaphore")
 WRONG_DTYPE = ir.ExpectedError("ValueError", r"semaphores of the following types")
@@ -29,26 +31,16 @@ def _statement(op, view, value=ir.Int(1)):
     return _OPS[op](view, value)
 
 
-def _decls(**kw):
-    from strategies.semaphores import semaphores
-    return semaphores(**kw)
-
-
-def _chains(shape, **kw):
-    from strategies.transforms import transform_chains
-    return transform_chains(shape, **kw)
-
-
 def _small_decl():
-    return _decls(shapes=st.sampled_from([(), (2,), (2, 2)]), kinds=_COUNTING)
+    return semaphores(shapes=st.sampled_from([(), (2,), (2, 2)]), kinds=_COUNTING)
 
 
 @st.composite
 def _non_scalar_view(draw, refs):
     op = draw(st.sampled_from(tuple(_OPS)))
-    ref = draw(_decls(kinds=_COUNTING, shapes=st.lists(
+    ref = draw(semaphores(kinds=_COUNTING, shapes=st.lists(
         st.integers(1, 4), min_size=1, max_size=3).map(tuple)))
-    chain = draw(_chains(ref.shape, scalar=False))
+    chain = draw(transform_chains(ref.shape, scalar=False))
     if ir.view_shape((ref,), ir.View(0, chain)) == ():
         chain = ()
     return ref, _statement(op, ir.View(len(refs), chain)), NON_SCALAR
@@ -58,17 +50,17 @@ def _non_scalar_view(draw, refs):
 def _wrong_dtype(draw, refs):
     op = draw(st.sampled_from(tuple(_OPS)))
     kinds = ("int32", "float32") if op == "read" else ("dma", "int32", "float32")
-    ref = draw(_decls(kinds=kinds))
+    ref = draw(semaphores(kinds=kinds))
     if 0 in ref.shape:
         ref = ir.Ref(ref.kind, (), ref.scoped)
-    chain = draw(_chains(ref.shape))
+    chain = draw(transform_chains(ref.shape))
     return ref, _statement(op, ir.View(len(refs), chain)), WRONG_DTYPE
 
 
 @st.composite
 def _out_of_bounds(draw, refs):
     op = draw(st.sampled_from(tuple(_OPS)))
-    ref = draw(_decls(kinds=_COUNTING, shapes=st.lists(
+    ref = draw(semaphores(kinds=_COUNTING, shapes=st.lists(
         st.integers(0, 4), min_size=1, max_size=3).map(tuple)))
     axis = draw(st.integers(0, len(ref.shape) - 1))
     n = ref.shape[axis]
@@ -81,7 +73,7 @@ def _out_of_bounds(draw, refs):
 def _bitcast(draw, refs):
     op = draw(st.sampled_from(tuple(_OPS)))
     ref = draw(_small_decl())
-    chain = draw(_chains(ref.shape))
+    chain = draw(transform_chains(ref.shape))
     # An int16 ref bitcast to int16 is a no-op, not a mistake.
     t = ir.Bitcast(draw(st.sampled_from(
         [d for d in ir.BITCAST_DTYPES if not (ref.kind == "int16" == d)])))
@@ -93,7 +85,7 @@ def _bitcast(draw, refs):
 def _negative_step(draw, refs):
     op = draw(st.sampled_from(tuple(_OPS)))
     ref = draw(_small_decl())
-    chain = draw(_chains(ref.shape))
+    chain = draw(transform_chains(ref.shape))
     ref = ir.Ref(ref.kind, (3, *ref.shape), ref.scoped)
     step = draw(st.integers(-2, -1))
     view = ir.View(len(refs), (ir.At((ir.Slice(None, None, step),)), ir.At((ir.Int(0),)), *chain))
@@ -103,7 +95,7 @@ def _negative_step(draw, refs):
 @st.composite
 def _overflow(draw, refs):
     ref = draw(_small_decl())
-    view = ir.View(len(refs), draw(_chains(ref.shape)))
+    view = ir.View(len(refs), draw(transform_chains(ref.shape)))
     value = ir.Int(draw(st.integers(2**31, 2**40) | st.integers(-2**40, -2**31 - 1)))
     return ref, _statement(draw(st.sampled_from(("signal", "wait"))), view, value), OVERFLOW
 
@@ -111,7 +103,7 @@ def _overflow(draw, refs):
 @st.composite
 def _remote(draw, refs):
     ref = draw(_small_decl())
-    view = ir.View(len(refs), draw(_chains(ref.shape)))
+    view = ir.View(len(refs), draw(transform_chains(ref.shape)))
     device_id = draw(st.builds(ir.Int, st.integers(0, 3), st.booleans()))
     id_type = draw(st.sampled_from((None, "mesh", "logical")))
     return ref, Signal(view, ir.Int(1), device_id=device_id, device_id_type=id_type), REMOTE
@@ -120,7 +112,7 @@ def _remote(draw, refs):
 @st.composite
 def _core_index(draw, refs):
     ref = draw(_small_decl())
-    view = ir.View(len(refs), draw(_chains(ref.shape)))
+    view = ir.View(len(refs), draw(transform_chains(ref.shape)))
     core = draw(st.builds(ir.Int, st.integers(0, 1), st.booleans()))
     return ref, Signal(view, ir.Int(1), core_index=core), MULTI_CORE
 

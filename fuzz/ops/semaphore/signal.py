@@ -5,9 +5,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 
-from fuzz import ir
 from hypothesis import strategies as st
 
+from fuzz import elements, ir
 from fuzz.ops.semaphore.common import SemaphoreOp, counts
 
 
@@ -45,8 +45,7 @@ class Signal(SemaphoreOp):
         # A signal to a device of the mesh is, here, the one its sender
         # sends (model._over_devices); any other target has no model.
         if isinstance(self.device_id, ir.Int) or self.core_index is not None:
-            from fuzz.model import ModelError
-            raise ModelError(f"statement {n}: a signal to another device or core")
+            raise elements.ModelError(f"statement {n}: a signal to another device or core")
         inc = (int(memory.values[self.inc.stmt]) if isinstance(self.inc, ir.Result)
                else self.inc.value)
         memory.release(self.view.ref, p, self.device_id)
