@@ -2,7 +2,10 @@
 side with the raw cost of ``make_jaxpr`` + ``discharge_state`` on the same
 cases.
 
-    python -m fuzz.bench [N]
+    python -m fuzz.bench [N] [--write-docs]
+
+``--write-docs`` also writes the tables into their section of
+docs/measurements.md (fuzz/measurements.py).
 
 Six samples, because no one case runs everywhere: int16 programs (every
 path but the TPU interpreter, which takes real semaphores only, and refs
@@ -25,6 +28,8 @@ import jax
 from hypothesis import HealthCheck, given, settings
 
 from fuzz import model, oracles, paths
+from fuzz.measurements import recording, take_flag
+from strategies.programs import programs
 
 SHAPE = ("seed-invariant", "aval-preserved", "effects", "abstract-concrete", "valid-runs")
 
@@ -36,7 +41,6 @@ def sample(n: int, kind: str | None, applicable: str, *, control: bool = False,
     statement, else only flat ones; with ``grid``, only those over a
     pallas_call grid, else none; with ``copies``, only those with a copy;
     with ``devices``, only those on a mesh of that many, else none."""
-    from strategies import programs
     cases = []
     mesh = (devices,) if devices else False
     strategy = (programs(max_semaphores=0, max_depth=2 if control else 0, grid=grid, mesh=mesh)
@@ -98,7 +102,13 @@ def table(title, cases, columns):
 
 
 def main(argv=None):
-    n = int((argv or sys.argv[1:] or ["100"])[0])
+    argv, write_docs = take_flag(sys.argv[1:] if argv is None else argv)
+    with recording("bench", write_docs, "fuzz.bench", argv):
+        tables(argv)
+
+
+def tables(argv):
+    n = int((argv or ["100"])[0])
     print(f"JAX {jax.__version__}")
     table("int16 programs", sample(n, "int16", "run_state"),
           _columns(("run_state", "pallas_call")))

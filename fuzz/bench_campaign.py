@@ -10,7 +10,9 @@
                         campaigns (default 3) of SECONDS each, seeds 0, 1, ...
 
 Each campaign runs in a fresh temporary directory (corpus, reports, database)
-and prints one line of JSON with what it measured.
+and prints one line of JSON with what it measured. With ``--write-docs``
+those lines also go into the subcommand's section of docs/measurements.md
+(``bench_campaign_modes``, ...; fuzz/measurements.py).
 """
 from __future__ import annotations
 
@@ -20,7 +22,8 @@ import statistics
 import sys
 import tempfile
 
-from fuzz.supervisor import Campaign, CampaignConfig
+from fuzz.measurements import recording, take_flag
+from fuzz.campaign.supervisor import Campaign, CampaignConfig
 
 PLANTED = re.compile(r"returned a new value (float32|uint8|float16)\[")
 
@@ -92,12 +95,13 @@ def exposure(seconds, seeds=3):
 
 
 def main(argv=None):
-    argv = argv or sys.argv[1:]
+    argv, write_docs = take_flag(argv or sys.argv[1:])
     which = argv[0] if argv else "throughput"
     seconds = float(argv[1]) if len(argv) > 1 else 60.0
-    if which == "exposure":
-        return exposure(seconds, int(argv[2]) if len(argv) > 2 else 3)
-    {"throughput": throughput, "modes": modes, "memory": memory}[which](seconds)
+    with recording(f"bench_campaign_{which}", write_docs, "fuzz.bench_campaign", argv):
+        if which == "exposure":
+            return exposure(seconds, int(argv[2]) if len(argv) > 2 else 3)
+        {"throughput": throughput, "modes": modes, "memory": memory}[which](seconds)
 
 
 if __name__ == "__main__":

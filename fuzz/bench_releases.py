@@ -1,11 +1,12 @@
 """How long one JAX release's environment takes to make, by tool
-(a measurement, not a test; it chose uv for `fuzz.releases`):
+(a measurement, not a test; it chose uv for `fuzz.triage.releases`):
 
-    python -m fuzz.bench_releases [RELEASE]     (default 0.10.2)
+    python -m fuzz.bench_releases [RELEASE] [--write-docs]    (default 0.10.2)
 
 For uv and for venv + pip, side by side in one run: cold (an empty
 download cache of the tool's own) and warm (the same cache, a second
-environment). Prints one line of JSON per run, then the ratios.
+environment). Prints one line of JSON per run, then the ratios; with
+``--write-docs`` also into their section of docs/measurements.md.
 """
 from __future__ import annotations
 
@@ -14,7 +15,8 @@ import os
 import sys
 import tempfile
 
-from fuzz import releases
+from fuzz.triage import releases
+from fuzz.measurements import recording, take_flag
 
 CACHE_VARIABLE = {"uv": "UV_CACHE_DIR", "pip": "PIP_CACHE_DIR"}
 
@@ -41,5 +43,11 @@ def measure(release: str) -> dict:
     return ratios
 
 
+def main(argv=None):
+    argv, write_docs = take_flag(sys.argv[1:] if argv is None else argv)
+    with recording("bench_releases", write_docs, "fuzz.bench_releases", argv):
+        measure(argv[0] if argv else "0.10.2")
+
+
 if __name__ == "__main__":
-    measure(sys.argv[1] if len(sys.argv) > 1 else "0.10.2")
+    main()

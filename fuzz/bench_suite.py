@@ -4,6 +4,7 @@ suite as CI runs it (``-n auto``).
 
     python -m fuzz.bench_suite                     # this checkout
     python -m fuzz.bench_suite --against ../old    # and another, side by side
+    python -m fuzz.bench_suite --write-docs        # also into docs/measurements.md
 
 With ``--against`` both checkouts are timed in the same run, file by file,
 alternating, and the table shows the ratio (this / other), so a change in
@@ -18,6 +19,8 @@ import re
 import subprocess
 import sys
 import time
+
+from fuzz.measurements import recording
 
 _SUMMARY = re.compile(r"^=*\s*(\d+ (?:passed|failed|error).*) in [\d.]+s", re.MULTILINE)
 
@@ -46,6 +49,8 @@ def main(argv=None) -> int:
     parser.add_argument("--against", metavar="CHECKOUT",
                         help="another checkout of this project, timed side by side")
     parser.add_argument("--files", nargs="*", help="only these test files (tests/NAME.py)")
+    parser.add_argument("--write-docs", action="store_true",
+                        help="also write the table into its section of docs/measurements.md")
     args = parser.parse_args(argv)
     here = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
     roots = [here] + ([args.against] if args.against else [])
@@ -53,6 +58,13 @@ def main(argv=None) -> int:
         if not os.path.isdir(os.path.join(root, "tests")):
             parser.error(f"--against {root}: no tests/ folder there")
     files = args.files or sorted(set().union(*(_files(r) for r in roots)))
+    shown = [a for a in (sys.argv[1:] if argv is None else argv) if a != "--write-docs"]
+    with recording("bench_suite", args.write_docs, "fuzz.bench_suite", shown):
+        _table(roots, files)
+    return 0
+
+
+def _table(roots, files) -> None:
     print(f"{'test file':<32} " + " | ".join(f"{r:<50}" for r in roots)
           + ("  ratio" if len(roots) == 2 else ""), flush=True)
     for name in files:
@@ -61,7 +73,6 @@ def main(argv=None) -> int:
         print(_row(name, cells), flush=True)
     whole = [_run(root, ["-n", "auto"]) for root in roots]
     print(_row("whole suite, -n auto", whole))
-    return 0
 
 
 def _row(name: str, cells) -> str:

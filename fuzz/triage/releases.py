@@ -1,11 +1,11 @@
-"""JAX releases and one cached environment per release, for `fuzz.bisect`.
+"""JAX releases and one cached environment per release, for `fuzz.triage.bisect`.
 
 This runs in the fuzzer's own environment and builds the others. An
 environment is ``<cache>/jax-<release>-py<python>``: the release's ``jax``
 and ``jaxlib`` (and what the fuzzer's modules import),
 created by ``uv`` (seconds; `fuzz.bench_releases` measures it against
 ``venv`` + ``pip``), or by ``venv`` + ``pip`` where uv is missing. The
-fuzzer itself is not installed there: `fuzz.bisect` puts this checkout on
+fuzzer itself is not installed there: `fuzz.triage.bisect` puts this checkout on
 the environment's path, so every release runs today's code.
 
 Example::
@@ -24,9 +24,9 @@ import subprocess
 import time
 from dataclasses import dataclass
 
-from fuzz.compat import era_0_6
+from fuzz import compat
 
-FLOOR = era_0_6.FIRST
+FLOOR = compat.FLOOR
 # Every JAX release on PyPI from the floor on, oldest first. A new release
 # is added here; `--releases` may name one not yet listed.
 KNOWN = ("0.6.2", "0.7.0", "0.7.1", "0.7.2", "0.8.0", "0.8.1", "0.8.2", "0.8.3",
@@ -43,16 +43,12 @@ class ReleaseError(ValueError):
     no environment could be made for it. The message is one line."""
 
 
-def parse(text: str) -> tuple[int, ...]:
-    parts = text.strip().split(".")
-    if len(parts) < 3 or not all(p.isdigit() for p in parts):
-        raise ReleaseError(f"{text!r} is not a JAX release number like 0.6.2")
-    return tuple(int(p) for p in parts)
-
-
 def check(text: str) -> str:
     """``text`` if it names a release the fuzzer supports, else ReleaseError."""
-    version = parse(text)
+    try:
+        version = compat.parse_release(text)
+    except ValueError as e:
+        raise ReleaseError(str(e)) from None
     if version < FLOOR:
         raise ReleaseError(f"JAX {text} is older than the floor {'.'.join(map(str, FLOOR))} "
                            "(the first with pl.semaphore_signal, pl.run_state and "
@@ -67,12 +63,12 @@ def steady(text: str) -> str:
 
 
 def ordered(releases) -> list[str]:
-    return sorted({check(r) for r in releases}, key=parse)
+    return sorted({check(r) for r in releases}, key=compat.parse_release)
 
 
 def python_of(release: str) -> str:
     """The Python a release runs on here: 3.11 up to 0.10.x, 3.12 from 0.11."""
-    return "3.11" if parse(release)[:2] <= (0, 10) else "3.12"
+    return "3.11" if compat.parse_release(release)[:2] <= (0, 10) else "3.12"
 
 
 def interpreter(python: str) -> str:
@@ -96,7 +92,7 @@ def default_cache() -> str:
 def uv_binary() -> str | None:
     """uv, if installed (the ``uv`` package puts it beside this Python)."""
     try:
-        import uv
+        import uv  # optional: uv may be installed as a package or only on PATH
         return uv.find_uv_bin()
     except (ImportError, FileNotFoundError):
         return shutil.which("uv")

@@ -18,7 +18,8 @@ from __future__ import annotations
 import ast
 import re
 
-from fuzz import ir, paths, releases
+from fuzz import ir, paths
+from fuzz.triage import releases
 
 _COMMENT = re.compile(r"\s+#\s.*$")
 _DOCSTRING = re.compile(r'^\s*"""[^"]*"""\s*$')

@@ -1,7 +1,7 @@
 """``discharge-fuzz bisect FINDING... | --all``: which JAX releases a finding affects.
 
 For every finding and every release (default: each since the floor,
-`fuzz.releases.KNOWN`), the finding's reproducer is rendered *inside that
+`fuzz.triage.releases.KNOWN`), the finding's reproducer is rendered *inside that
 release's environment*, by this checkout's code on that release's JAX, so
 API drift is handled where reproducers are rendered (`fuzz.compat`), and
 then run there in a fresh interpreter, as its report's reproducer is. Each
@@ -41,11 +41,16 @@ import tarfile
 import tempfile
 import time
 
-from fuzz import releases
+import jax
+
+from fuzz import atomic, compat
+from fuzz.suppressions import seen_on
+from fuzz.exits import EXIT_ERROR
+from fuzz.triage import releases
 
 VERDICTS = ("bad", "good", "other", "n/a")
 STEP_TIMEOUT_S = 300   # the reproducer's own limit is 180 s; this adds JAX's import
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))   # this checkout
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))  # this checkout
 
 
 class BisectError(ValueError):
@@ -61,7 +66,7 @@ def add(sub) -> None:
     which.add_argument("--suppressions", nargs="?", const="all", default=None, metavar="IDS",
                        help="measure which releases each known finding and unsupported entry "
                             "(comma-separated ids; default all) is seen on, and rewrite "
-                            "fuzz/seen_on.json")
+                            "fuzz/suppressions/seen_on.json")
     b.add_argument("--releases", default=None,
                    help="comma-separated JAX releases (default: every one since "
                         f"{releases.KNOWN[0]}: {releases.KNOWN[0]} to {releases.KNOWN[-1]})")
@@ -85,14 +90,13 @@ def add(sub) -> None:
 def step(request: dict) -> dict:
     """Render ``request``'s reproducer on this interpreter's JAX and run it in
     a fresh one: ``{"verdict", "detail", "jax"}``."""
-    import jax
-    from fuzz import compat, paths, reproducer, serialize
+    from fuzz import paths, serialize  # heavy: kept out of CLI start-up
+    from fuzz.triage import reproducer  # heavy: kept out of CLI start-up
     version = jax.__version__
     if not compat.supported(compat.jax_version()):
         return {"verdict": "n/a", "detail": f"JAX {version} is not supported", "jax": version}
     if "suppressions" in request:
-        from fuzz import seen_on
-        return {"seen_on": seen_on.judge(request["suppressions"], request.get("suppressing")),
+        return {"seen_on": judge_suppressions(request["suppressions"], request.get("suppressing")),
                 "jax": version}
     case = serialize.from_data(request["case"])
     path = request["path"]
@@ -122,7 +126,7 @@ def _prelude(request: dict) -> str | None:
 
 def judge(ran: dict, request: dict) -> dict:
     """A verdict from what `reproducer.check_script` saw."""
-    from fuzz import reproducer
+    from fuzz.triage import reproducer  # heavy: kept out of CLI start-up
     died = reproducer.died(ran)
     if request["fatal"]:
         return {"verdict": "bad" if died else "good",
@@ -159,7 +163,7 @@ def request_of(finding: dict) -> dict:
     repro = finding.get("reproducer") or {}
     if not repro.get("path"):
         raise BisectError(f"{finding['id']}: its report has no reproducer to run")
-    from fuzz import findings, reproducer
+    from fuzz.triage import findings, reproducer  # heavy: kept out of CLI start-up
     how = reproducer.rendering(repro)
     fatal = repro.get("fatal", finding.get("symptom") in findings.CRASH_SYMPTOMS)
     # Bad is failing as the verified reproducer did: with the error it saw
@@ -184,7 +188,7 @@ def resolve(names, corpus_dir: str, reports_dir: str, every: bool) -> list[dict]
     """The report records of the findings named (ids, report files or
     regression files), or of every regression. A regression without a
     report is filed first, on this JAX, so that it has a verified reproducer."""
-    from fuzz import corpus, reports
+    from fuzz.triage import corpus, reports  # heavy: kept out of CLI start-up
     if every:
         names = corpus.files(corpus_dir, "regression")
         if not names:
@@ -221,14 +225,15 @@ def _read(path: str) -> dict:
 
 
 def _filed(path: str, corpus_dir: str, reports_dir: str) -> dict:
-    from fuzz import corpus, findings, oracles, reports
+    from fuzz import oracles  # heavy: kept out of CLI start-up
+    from fuzz.triage import corpus, filing, findings, reports  # heavy: kept out of CLI start-up
     entry = corpus.load(path)
     failures = [f for f in oracles.check(entry.case).failures
                 if findings.signature(f) == entry.signature]
     if not failures:
         raise BisectError(f"{path}: does not fail with its signature on this JAX, so it has "
                           "no verified reproducer to bisect with (discharge-fuzz report --all)")
-    finding, _ = findings.record(failures[0], corpus_dir=corpus_dir, reports_dir=reports_dir)
+    finding, _ = filing.record(failures[0], corpus_dir=corpus_dir, reports_dir=reports_dir)
     return reports.load(reports_dir, finding.id)
 
 
@@ -241,7 +246,7 @@ def run_step(env: releases.Environment, request: dict, timeout=STEP_TIMEOUT_S) -
                  "HOME": os.environ.get("HOME", "/tmp"), "LANG": "C.UTF-8"}
     with tempfile.TemporaryDirectory(prefix="discharge-fuzz-bisect-") as tmp:
         try:
-            proc = subprocess.run([env.python, "-m", "fuzz.bisect", "--step"], cwd=tmp,
+            proc = subprocess.run([env.python, "-m", "fuzz.triage.bisect", "--step"], cwd=tmp,
                                   env=child_env, input=json.dumps(request), text=True,
                                   capture_output=True, timeout=timeout)
         except subprocess.TimeoutExpired:
@@ -272,7 +277,7 @@ def affected(verdicts: dict[str, dict]) -> dict:
             steps.append((r0, r1))
     first_bad = bad[0] if bad else None
     last_good = next((r for r, v in reversed(tested) if v == "good"
-                      and first_bad and releases.parse(r) < releases.parse(first_bad)), None)
+                      and first_bad and compat.parse_release(r) < compat.parse_release(first_bad)), None)
     if not tested:
         text = "no release could tell (all n/a or failing otherwise)"
     elif not bad:
@@ -409,16 +414,107 @@ def bisect(records: list[dict], wanted: list[str], *, cache=None, tool="auto", j
     return done
 
 
+# --- what one release says of the suppressions (runs inside its environment) --
+
+def judge_suppressions(ids=None, suppressing=None) -> dict[str, dict[str, str]]:
+    """``{kind: {id: verdict}}`` for the entries named (default: all) on
+    this interpreter's JAX, each judged as its test judges it: with the
+    entries ``suppressing`` (ids; default: all) and itself suppressing.
+
+    Which entries suppress decides what the others' examples show (a failure
+    is pinned to the first entry it matches; a known one lets the tiers go
+    on), so `measure_suppressions` starts from all and repeats with the bad
+    ones until the verdicts stop changing."""
+    from fuzz.suppressions import known_findings, unsupported  # heavy: kept out of CLI start-up
+    found = {kind: {} for kind in seen_on.KINDS}
+    running = known_findings.KNOWN, unsupported.CURRENT
+    try:
+        for kind, entries, judged in (("known", known_findings.ALL_KNOWN, _judge_known),
+                                      ("unsupported", unsupported.TABLE, _judge_refused)):
+            for entry in entries:
+                if ids is not None and entry.id not in ids:
+                    continue
+                known_findings.KNOWN, unsupported.CURRENT = (tuple(
+                    e for e in table if suppressing is None or e.id in suppressing or e is entry)
+                    for table in (known_findings.ALL_KNOWN, unsupported.TABLE))
+                found[kind][entry.id] = judged(entry)
+    finally:
+        known_findings.KNOWN, unsupported.CURRENT = running
+    return found
+
+
+def _first(report) -> str:
+    f = report.failures[0]
+    return f"{f.oracle} on {f.path}: {releases.steady(str(f.message).splitlines()[0])[:160]}"
+
+
+def _checked(case):
+    """(the report of ``case``, None), or (None, n/a and why): no path of it
+    could run here, or the fuzzer itself broke on this release."""
+    from fuzz import oracles  # heavy: kept out of CLI start-up
+    try:
+        report = oracles.check(case)
+    except Exception as e:   # noqa: BLE001 - said, not raised: one entry's verdict
+        first = (str(e).splitlines() or [""])[0]
+        return None, f"n/a: the fuzzer raised {type(e).__name__}: {releases.steady(first)[:160]}"
+    if case.paths and set(case.paths) <= set(report.skipped):
+        return None, "n/a: " + next(iter(report.skipped.values()))
+    return report, None
+
+
+def _judge_known(k) -> str:
+    from fuzz.suppressions import known_findings  # heavy: kept out of CLI start-up
+    report, why = _checked(k.example)
+    if why:
+        return why
+    firsts = [known_findings.match(f, report.failures) for f in report.failures]
+    if k in firsts:
+        return "bad"
+    if not report.failures:
+        # good only where an oracle that shows the bug ran on the example
+        lacking = [report.not_applied.get(oracle, "") for oracle, _ in k.symptoms]
+        if all(why.startswith(f"JAX {jax.__version__} ") for why in lacking):
+            return f"n/a: {lacking[0]}"
+        return "good"
+    other = next((m.id for m in firsts if m is not None), None)
+    return "other: " + (f"matches {other} first" if other else _first(report))
+
+
+def _judge_refused(entry) -> str:
+    report, why = _checked(entry.example)
+    if why:
+        return why
+    refused = [u[1] for u in report.unsupported if u[0] == entry.path]
+    if not report.failures and refused == [entry]:
+        return "bad"
+    if not report.failures and not refused:
+        return "good"
+    if report.failures:
+        known = report.failures[0].known
+        return f"other: matches {known} first" if known else "other: " + _first(report)
+    return "other: refused as " + ", ".join(e.id for e in refused)
+
+
+def save_seen_on(table: dict, path: str = seen_on.FILE) -> None:
+    """Write ``table`` (`seen_on.load`'s shape) as ``seen_on.json``: its
+    entries by id, each one's releases oldest first."""
+    text = json.dumps({kind: {i: dict(sorted(v.items(), key=lambda kv: compat.parse_release(kv[0])))
+                              for i, v in sorted(table[kind].items())} for kind in seen_on.KINDS},
+                      indent=1)
+    atomic.write_text(path, text + "\n")
+
+
+# --- the suppressions on every release ------------------------------------------
+
 SUPPRESSION_S = 15   # one entry's example, up to three times over (about 1 s each)
 
 
 def measure_suppressions(ids, wanted: list[str], *, cache=None, tool="auto", jobs=2,
                          say=print) -> dict:
     """``{kind: {id: {release: verdict}}}`` for the entries ``ids`` (None:
-    all) on each release in ``wanted``: `fuzz.seen_on.judge` run inside each
+    all) on each release in ``wanted``: `judge_suppressions` run inside each
     release's environment. A run that dies is run again in halves, so one
     example cannot cost the others their verdicts."""
-    from fuzz import seen_on
     envs, broken = environments(wanted, cache, tool, say)
     every = _suppression_ids()
     ids = sorted(every) if ids is None else ids
@@ -472,14 +568,13 @@ def measure_suppressions(ids, wanted: list[str], *, cache=None, tool="auto", job
 
 def _suppression_ids() -> dict[str, str]:
     """Every suppression's id -> its kind."""
-    from fuzz import known_findings, unsupported
+    from fuzz.suppressions import known_findings, unsupported  # heavy: kept out of CLI start-up
     return {**{k.id: "known" for k in known_findings.ALL_KNOWN},
             **{e.id: "unsupported" for e in unsupported.TABLE}}
 
 
 def suppressions_main(args, wanted: list[str]) -> int:
     """``bisect --suppressions``: measure, say what changed, rewrite the table."""
-    from fuzz import seen_on
     every = _suppression_ids()
     ids = None if args.suppressions == "all" else [i.strip() for i in args.suppressions.split(",")]
     for i in ids or ():
@@ -498,14 +593,13 @@ def suppressions_main(args, wanted: list[str]) -> int:
             print(f"{i}: {span['summary']}")
             for line in changed:
                 print(f"    {line}")
-    seen_on.save(table)
+    save_seen_on(table)
     print(f"wrote {seen_on.FILE}")
     return 0
 
 
 def main(args) -> int:
-    from fuzz import corpus, reports
-    from fuzz.cli import EXIT_ERROR
+    from fuzz.triage import corpus, reports  # heavy: kept out of CLI start-up
     try:
         wanted = releases.ordered(args.releases.split(",") if args.releases else releases.KNOWN)
         if args.jobs < 1:
@@ -539,4 +633,4 @@ def main(args) -> int:
 if __name__ == "__main__":
     if sys.argv[1:] == ["--step"]:
         sys.exit(_step_main())
-    sys.exit("usage: discharge-fuzz bisect ... (python -m fuzz.bisect --step is its worker)")
+    sys.exit("usage: discharge-fuzz bisect ... (python -m fuzz.triage.bisect --step is its worker)")

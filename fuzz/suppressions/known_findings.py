@@ -18,13 +18,14 @@ from __future__ import annotations
 
 import re
 
-from fuzz import ir, ops, seen_on
+from fuzz import ir, ops
+from fuzz.suppressions import seen_on
 from fuzz.ops import KnownFinding
 
 # Each family lists its own entries (fuzz/ops/<family>/known.py).
 ALL_KNOWN: tuple[KnownFinding, ...] = ops.known_findings()
 # The entries whose examples show them on the running JAX release (measured
-# on every release: fuzz/seen_on.py).
+# on every release: fuzz/suppressions/seen_on.py).
 KNOWN = seen_on.only_seen("known", ALL_KNOWN)
 BY_ID = {k.id: k for k in ALL_KNOWN}
 # The control family's entries are about control statements, the others'

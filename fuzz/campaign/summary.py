@@ -6,7 +6,7 @@ import collections
 import sys
 import time
 
-from fuzz import known_findings
+from fuzz.suppressions import known_findings
 
 # Why a registered discharge rule is out of the generator's reach (JAX 0.12
 # names; shared/DISCHARGE_SURFACE.md says how each is reached). A rule not
@@ -126,7 +126,7 @@ def text(summary: dict, out_dir: str) -> str:
             f"{k}: {meshes[k]} (" + ", ".join(f"{v.split()[1]} {n}" for v, n in sorted(
                 meshes.items()) if v.startswith(k + " ")) + ")" for k in sizes))
     if summary["unsupported"]:
-        lines.append("   unsupported by a path (valid programs refused; fuzz/unsupported.py):")
+        lines.append("   unsupported by a path (valid programs refused; fuzz/suppressions/unsupported.py):")
         for uid, n in sorted(summary["unsupported"].items(), key=lambda kv: -kv[1]):
             lines.append(f"     {n:>5}  {uid}")
     if f["fixed"]:

@@ -14,8 +14,9 @@ from dataclasses import dataclass, field
 
 from hypothesis import HealthCheck, Phase, given, seed as hseed, settings, strategies as st
 
-import strategies
-from fuzz import findings, oracles
+from fuzz import oracles
+from fuzz.triage import corpus, findings
+from strategies.programs import invalid_programs, programs
 
 
 @dataclass
@@ -98,7 +99,7 @@ def campaign_test(body, strategy_names, *, database, max_examples: int, phases):
     """The Hypothesis test a campaign worker runs, in both of its modes:
     ``body(case)`` over valid and/or invalid programs (``strategy_names``).
     One test, so Hypothesis and atheris share its database entries."""
-    make = {"valid": strategies.programs, "invalid": strategies.invalid_programs}
+    make = {"valid": programs, "invalid": invalid_programs}
 
     @settings(max_examples=max_examples, deadline=None, database=database,
               report_multiple_bugs=True, print_blob=False, phases=phases,
@@ -167,7 +168,6 @@ def replay_database(test, on_failure):
 
 def filed_signatures(corpus_dir, on_warning) -> set[str]:
     """The signatures of the findings filed in the corpus already."""
-    from fuzz import corpus
     filed = set()
     for path in corpus.files(corpus_dir, "regression"):
         try:
@@ -185,7 +185,6 @@ def replay_corpus(corpus_dir, run, *, on_failure, on_fixed, on_warning, start=0,
     ``on_entry(n)`` hears of the n-th file before it runs, and ``start``
     skips the files before it: a worker that died replaying one hands the
     rest to the next."""
-    from fuzz import corpus, findings
     files = [(kind, path) for kind in ("regression", "seed") for path in corpus.files(corpus_dir, kind)]
     for n, (kind, path) in enumerate(files[start:], start):
         on_entry(n)

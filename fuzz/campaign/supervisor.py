@@ -1,6 +1,6 @@
 """The nightly job: a time-budgeted campaign over crash-isolated workers.
 
-The supervisor starts N worker processes (`fuzz.workers`), reads their event
+The supervisor starts N worker processes (`fuzz.campaign.workers`), reads their event
 pipes, shows progress, and turns a worker that dies, hangs past the per-case
 timeout or outgrows its memory limit into a crash finding (symptom crash /
 timeout / oom) on the case the worker saved before running it; then a fresh
@@ -15,6 +15,7 @@ import json
 import os
 import random
 import re
+import resource
 import selectors
 import signal
 import subprocess
@@ -22,8 +23,12 @@ import sys
 import time
 from dataclasses import asdict, dataclass, field
 
-from fuzz import serialize, workers
-from fuzz.summary import why_not_run
+import jax
+
+from fuzz import compat, exits, paths, serialize
+from fuzz.campaign import outputs, workers
+from fuzz.campaign.summary import why_not_run
+from fuzz.triage import filing, findings
 
 MODES = ("hypothesis", "atheris", "mixed")
 GRACE_S = 15.0          # how long stopping workers may take to file and exit
@@ -169,7 +174,7 @@ class Campaign:
         slot.replay_from = slot.replaying = None
         log = open(os.path.join(self.state_dir, f"worker-{slot.index}.log"), "ab")
         slot.proc = subprocess.Popen(
-            [sys.executable, "-m", "fuzz.workers", cfg.to_json()], pass_fds=(write_fd,),
+            [sys.executable, "-m", "fuzz.campaign.workers", cfg.to_json()], pass_fds=(write_fd,),
             stdin=subprocess.DEVNULL, stdout=log, stderr=log,
             start_new_session=True)   # Ctrl-C reaches the supervisor only
         log.close()
@@ -261,7 +266,7 @@ class Campaign:
         if stopped:
             if not self.stop_reason:
                 self.restarts["recycled"] += 1
-        elif rc in (workers.EXIT_SETUP, workers.EXIT_BROKEN) and slot.kill_reason is None:
+        elif rc in (exits.EXIT_SETUP, exits.EXIT_BROKEN) and slot.kill_reason is None:
             self.errors.append(f"worker {slot.index}: {slot.error or f'exit {rc}'}")
             if len(self.errors) >= MAX_BROKEN:
                 self._stop("errors", now)
@@ -274,9 +279,8 @@ class Campaign:
             self._spawn(slot, now)
 
     def _crash_finding(self, slot: Slot, rc: int, now: float):
-        from fuzz import findings, paths
         symptom = ("timeout" if slot.kill_reason == "timeout" else
-                   "oom" if slot.kill_reason == "oom" or rc in (workers.EXIT_OOM, -signal.SIGKILL)
+                   "oom" if slot.kill_reason == "oom" or rc in (exits.EXIT_OOM, -signal.SIGKILL)
                    else "crash")
         self.restarts[symptom] += 1
         case, seq = self._inflight(slot)
@@ -302,7 +306,7 @@ class Campaign:
                                primitive=_primitive_at(case, path, stack),
                                limit_s=self.config.case_timeout_s if symptom == "timeout" else None)
         try:
-            finding, new = findings.record(
+            finding, new = filing.record(
                 crash, corpus_dir=self.config.corpus_dir, reports_dir=self.config.reports_dir,
                 minimize=False, verify=False)   # re-running it would kill us too
         except Exception as e:  # noqa: BLE001 - a finding we could not file is a campaign error
@@ -445,9 +449,8 @@ class Campaign:
                              for s in self.slots}})
 
     def _save(self, now: float) -> dict:
-        from fuzz import run_outputs
         summary = self.summary(now)
-        run_outputs.write_all(self.config.out_dir, summary)
+        outputs.write_all(self.config.out_dir, summary)
         return summary
 
     def summary(self, now: float) -> dict:
@@ -462,7 +465,6 @@ class Campaign:
             w[2] += alive
         new = [f for f in self.findings if f["new"]]
         flaky = [f for f in self.findings if f.get("status") == "flaky"]
-        import jax
         return {
             "schema": 1, "jax": jax.__version__, "python": sys.version.split()[0],
             "started": time.strftime("%Y-%m-%dT%H:%M:%S%z", time.localtime(self.started_at)),
@@ -541,7 +543,6 @@ def _primitive_at(case, path: str, stack: str) -> str:
     """The primitive a dead worker was at, from its stack (innermost frame
     first): a discharge rule's (``_semaphore_signal_discharge_rule``), else
     the kernel statement's whose line ``path``'s program was running; "?"."""
-    from fuzz import compat, paths
     rules = {str(p) for p in compat.discharge_rules()}
     for name in re.findall(r"line \d+ in (\w+)", stack):
         if (m := re.fullmatch(r"_?(\w+?)_(?:partial_)?discharge(?:_rule)?", name)) \
@@ -558,5 +559,4 @@ def _primitive_at(case, path: str, stack: str) -> str:
 
 
 def _own_peak_rss_mb() -> float:
-    import resource
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024

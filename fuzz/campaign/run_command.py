@@ -7,6 +7,9 @@ import os
 import re
 import sys
 
+from fuzz.campaign.workers import load_hook
+from fuzz.exits import EXIT_ERROR
+
 _UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400}
 
 
@@ -82,7 +85,7 @@ def add(sub) -> None:
 
 
 def _oracle_names() -> set[str]:
-    from fuzz import oracles
+    from fuzz import oracles  # heavy: kept out of CLI start-up
     names, todo = set(), [oracles.OracleFailure]
     while todo:
         cls = todo.pop()
@@ -93,7 +96,7 @@ def _oracle_names() -> set[str]:
 
 def _check(args) -> str | None:
     """The first thing wrong with the flags, as one line, or None."""
-    from fuzz import ir
+    from fuzz import ir  # numpy: kept out of CLI start-up
     if bad := [s for s in args.strategies if s not in ("valid", "invalid")] or not args.strategies:
         return f"--strategies must name valid and/or invalid, got {','.join(bad or ['nothing'])}"
     if args.paths is not None and (bad := [p for p in args.paths if p not in ir.PATHS] or not args.paths):
@@ -102,13 +105,12 @@ def _check(args) -> str | None:
         known = _oracle_names()
         if bad := [o for o in args.oracles if o not in known] or not args.oracles:
             return f"--oracles: unknown oracle {bad[0] if bad else '(none)'!r}; known: {', '.join(sorted(known))}"
-    from fuzz.workers import load_hook
     for spec in args.worker_setup:
         try:
             load_hook(spec)
         except Exception as e:  # noqa: BLE001 - any import problem is one line
             return f"--worker-setup {spec}: {type(e).__name__}: {e}"
-    from fuzz.database import DatabaseError, open_database
+    from fuzz.campaign.database import DatabaseError, open_database  # heavy: as above
     try:
         open_database(args.database, check=True)
     except DatabaseError as e:
@@ -119,8 +121,7 @@ def _check(args) -> str | None:
 
 
 def main(args) -> int:
-    from fuzz import compat
-    from fuzz.cli import EXIT_ERROR
+    from fuzz import compat  # JAX: kept out of CLI start-up
     try:
         compat.check_version()
     except compat.UnsupportedJax as e:
@@ -129,8 +130,8 @@ def main(args) -> int:
     if problem := _check(args):
         print(f"discharge-fuzz: error: {problem}", file=sys.stderr)
         return EXIT_ERROR
-    from fuzz import summary
-    from fuzz.supervisor import Campaign, CampaignConfig
+    from fuzz.campaign import summary  # heavy: kept out of CLI start-up
+    from fuzz.campaign.supervisor import Campaign, CampaignConfig  # heavy: kept out of CLI start-up
     config = CampaignConfig(
         budget_s=args.budget, workers=args.workers, mode=args.mode, seed=args.seed,
         strategies=args.strategies, paths=args.paths, oracles=args.oracles,

@@ -6,8 +6,8 @@ OSS-Fuzz's Python harnesses. Only JAX's discharge machinery is instrumented
 
 Standalone, libFuzzer's own options and corpus directories work:
 
-    fuzz/atheris_harness.py -max_total_time=60 -runs=1000 my_corpus/
-    fuzz/atheris_harness.py -minimize_crash=1 -runs=100 crash-<sha>
+    fuzz/campaign/atheris_harness.py -max_total_time=60 -runs=1000 my_corpus/
+    fuzz/campaign/atheris_harness.py -minimize_crash=1 -runs=100 crash-<sha>
 
 It replays known failures first (the example database's, then the corpus
 regressions), then fuzzes; a new failure stops it as a libFuzzer crash (the
@@ -21,9 +21,16 @@ import os
 import sys
 
 if __package__ in (None, ""):   # run as a script: make `fuzz` importable
-    sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
 
 import atheris
+from hypothesis import Phase
+
+from fuzz import oracles
+from fuzz.campaign.database import open_database
+from fuzz.campaign.property import (REPLAY, Stats, campaign_test, check_property,
+                                    filed_signatures, replay_corpus, replay_database)
+from fuzz.triage import findings
 
 # Module prefixes whose code gets coverage instrumentation.
 DISCHARGE_MODULES = ("jax._src.state", "jax._src.pallas.primitives",
@@ -41,7 +48,6 @@ def instrument_discharge_modules() -> int:
     """Instrument the functions (and methods) of JAX's discharge-related
     modules in place; JAX is imported already, so `instrument_imports` would
     miss them. Returns how many functions were instrumented."""
-    import jax  # noqa: F401
     count = 0
     for name, module in list(sys.modules.items()):
         if module is None or not name.startswith(DISCHARGE_MODULES):
@@ -68,7 +74,6 @@ def fuzz(test, *, on_failure, on_error, should_stop, on_stop, stop_exception, se
     any other exception (the fuzzer's own bug) goes to ``on_error``.
     Signals and crashes are left to the campaign's supervisor (libFuzzer's
     handlers are off), so a dying worker dies of its own signal."""
-    from fuzz import oracles
     os.makedirs(corpus_dir, exist_ok=True)
 
     def one_input(data: bytes):
@@ -100,30 +105,27 @@ def fuzz(test, *, on_failure, on_error, should_stop, on_stop, stop_exception, se
 def main():
     """Standalone: replay known failures, then let libFuzzer run the test;
     a failure not filed in the corpus stops it as a crash."""
-    from hypothesis import Phase
-    from fuzz import campaign, findings
-    from fuzz.database import open_database
     corpus_dir = os.environ.get("DISCHARGE_FUZZ_CORPUS", "corpus")
     database = os.environ.get("DISCHARGE_FUZZ_DATABASE", os.path.join(corpus_dir, "db"))
-    filed = campaign.filed_signatures(
+    filed = filed_signatures(
         corpus_dir, lambda m: print(f"atheris harness: skipped {m}", file=sys.stderr))
 
     def body(case):
-        return campaign.check_property(
-            case, campaign.Stats(), already_found=lambda f: findings.signature(f) in filed)
+        return check_property(
+            case, Stats(), already_found=lambda f: findings.signature(f) in filed)
     db = open_database(database)
 
     def test(phases):
-        return campaign.campaign_test(body, ["valid", "invalid"], database=db,
-                                      max_examples=1, phases=phases)
+        return campaign_test(body, ["valid", "invalid"], database=db,
+                             max_examples=1, phases=phases)
     instrument_discharge_modules()
 
     def still_fails(f):
         print(f"atheris harness: known failure, not filed yet: {f}", file=sys.stderr)
-    campaign.replay_database(test(campaign.REPLAY), still_fails)
-    campaign.replay_corpus(corpus_dir, body, on_failure=still_fails,
-                           on_fixed=lambda e: print(f"atheris harness: fixed? {e.path}", file=sys.stderr),
-                           on_warning=lambda m: print(f"atheris harness: skipped {m}", file=sys.stderr))
+    replay_database(test(REPLAY), still_fails)
+    replay_corpus(corpus_dir, body, on_failure=still_fails,
+                  on_fixed=lambda e: print(f"atheris harness: fixed? {e.path}", file=sys.stderr),
+                  on_warning=lambda m: print(f"atheris harness: skipped {m}", file=sys.stderr))
     atheris.Setup([sys.argv[0], *INPUT_LENGTH, *sys.argv[1:]],
                   test(tuple(Phase)).hypothesis.fuzz_one_input)
     atheris.Fuzz()

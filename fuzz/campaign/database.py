@@ -17,8 +17,8 @@ def open_database(spec: str, *, check: bool = False) -> ExampleDatabase:
     if not spec.startswith(("redis://", "rediss://")):
         return DirectoryBasedExampleDatabase(spec)
     try:
-        import redis
-        from hypothesis.extra.redis import RedisExampleDatabase
+        import redis  # optional (the redis extra): only a redis:// database needs it
+        from hypothesis.extra.redis import RedisExampleDatabase  # imports redis too
     except ImportError:
         raise DatabaseError("--database redis://... needs the redis package: "
                             "pip install 'discharge-fuzz[redis]'") from None

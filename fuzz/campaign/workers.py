@@ -2,13 +2,17 @@
 whatever JAX does to a process (segfault, abort, out of memory, hang) costs
 one worker, never the campaign.
 
-A worker is ``python -m fuzz.workers CONFIG_JSON``. It reports to the
+A worker is ``python -m fuzz.campaign.workers CONFIG_JSON``. It reports to the
 supervisor through one pipe, as JSON lines (``Channel``). Before each case it
 writes the case to its in-flight file (atomically), so a worker that dies
 leaves behind the case that killed it; faulthandler writes the Python stack
 of a fatal signal (or of SIGUSR1, sent before a hung worker is killed) next to
 it. SIGTERM asks the worker to stop after the current case, filing whatever
 it found first.
+
+This module imports only the standard library and `fuzz.atomic` at its top:
+the worker installs its SIGTERM handler before it imports JAX (``main``), and
+``discharge-fuzz run`` imports `load_hook` from here at start-up.
 """
 from __future__ import annotations
 
@@ -20,11 +24,12 @@ import os
 import signal
 import sys
 import time
+import traceback
 from dataclasses import asdict, dataclass, field
 
-EXIT_OOM = 86         # the worker ran out of memory (MemoryError)
-EXIT_SETUP = 87       # the worker could not start: not a finding, a campaign error
-EXIT_BROKEN = 88      # the fuzzer itself raised: not a finding, a campaign error
+from fuzz import atomic
+from fuzz.exits import EXIT_BROKEN, EXIT_OOM, EXIT_SETUP
+
 RUN_EXAMPLES = 500    # Hypothesis examples per run: a fresh run (new seed) keeps
                       # Hypothesis' in-memory search tree, and so memory, bounded
 
@@ -114,14 +119,15 @@ def load_hook(spec: str):
 
 class Worker:
     def __init__(self, config: WorkerConfig, channel: Channel):
-        from fuzz import campaign, findings
+        from fuzz.campaign import property as prop  # heavy: not at import (see the docstring)
+        from fuzz.campaign.database import open_database  # heavy: not at import (see the docstring)
+        from fuzz.triage import filing, findings  # heavy: not at import (see the docstring)
         self.config, self.channel = config, channel
-        self._campaign, self._findings = campaign, findings
+        self._property, self._findings, self._filing = prop, findings, filing
         self.cases = 0
         self.pending: dict[str, object] = {}   # signature -> latest unfiled failure
-        self.filed = campaign.filed_signatures(
+        self.filed = prop.filed_signatures(
             config.corpus_dir, lambda message: channel.send("warning", message=message))
-        from fuzz.database import open_database
         self._database = open_database(config.database) if config.database else None
         self.rules_seen: set[str] = set()
         # rules first run since the last "done" event, by its key: discharge
@@ -135,15 +141,15 @@ class Worker:
         failures pending until filed."""
         if stop_reason or os.getppid() != self._parent:
             raise Stop()
-        from fuzz import atomic, oracles, serialize
+        from fuzz import oracles, serialize  # heavy: not at import (see the docstring)
         seq = self.cases + 1
         atomic.write_text(self.config.inflight_path(),
                           json.dumps({"seq": seq, "case": serialize.to_data(case)}))
         self.channel.send("start", seq=seq)
-        stats = self._campaign.Stats()
+        stats = self._property.Stats()
         start = time.perf_counter()
         try:
-            return self._campaign.check_property(
+            return self._property.check_property(
                 case, stats, self.config.include_known, on_paths=self.config.paths,
                 only_oracles=self.config.oracles, already_found=self._already_found,
                 unsupported_are_findings=self.config.unsupported_are_findings)
@@ -172,7 +178,8 @@ class Worker:
         transpose rules of get, swap and addupdate, ran (wrapped once; the
         probes wrap these wrappers again per case and restore them
         afterwards). Returns every registered rule, by "ready" event key."""
-        from fuzz import compat, probes
+        from fuzz import compat  # heavy: not at import (see the docstring)
+        from fuzz.oracles import probes  # heavy: not at import (see the docstring)
         rules = compat.discharge_rules()
         for prim, rule in list(rules.items()):
             # A crash inside names the rule (`supervisor._primitive_at`), even
@@ -192,7 +199,7 @@ class Worker:
             self._new_rules[kind].append(name)
 
     def _maintain(self):
-        import jax
+        import jax  # heavy: not at import (see the docstring)
         if self.cases % self.config.clear_caches_every == 0:
             jax.clear_caches()   # traced programs pile up in JAX's caches
         if stop_reason:
@@ -213,12 +220,12 @@ class Worker:
         dirs = {"corpus_dir": self.config.corpus_dir, "reports_dir": self.config.reports_dir}
         try:
             _filing.append(True)
-            finding, new = self._findings.record(
+            finding, new = self._filing.record(
                 failure, **dirs, minimize=minimize and self.config.minimize and not stop_reason,
                 verify=self.config.verify and not stop_reason)
         except Stop:
             _filing.clear()
-            finding, new = self._findings.record(failure, **dirs, minimize=False, verify=False)
+            finding, new = self._filing.record(failure, **dirs, minimize=False, verify=False)
         finally:
             _filing.clear()
         self.channel.send("finding", id=finding.id, signature=sig, new=new,
@@ -234,14 +241,14 @@ class Worker:
 
     # -- the loops --------------------------------------------------------
     def test(self, *, phases=None):
-        from hypothesis import Phase
-        return self._campaign.campaign_test(
+        from hypothesis import Phase  # heavy: not at import (see the docstring)
+        return self._property.campaign_test(
             self.run_case, self.config.strategies, database=self._database,
             max_examples=RUN_EXAMPLES,
             phases=phases or (Phase.explicit, Phase.reuse, Phase.generate, Phase.shrink))
 
     def replay_corpus(self):
-        self._campaign.replay_corpus(
+        self._property.replay_corpus(
             self.config.corpus_dir, self.run_case,
             on_failure=lambda f: self.file(f, minimize=True),
             on_fixed=lambda entry: self.channel.send("fixed", id=entry.meta["id"]),
@@ -251,8 +258,8 @@ class Worker:
         self.channel.send("replaying", at=None)
 
     def hypothesis_loop(self):
-        from hypothesis.errors import HypothesisException
-        from fuzz import oracles
+        from hypothesis.errors import HypothesisException  # heavy: not at import (see the docstring)
+        from fuzz import oracles  # heavy: not at import (see the docstring)
         runs = 0
         while not stop_reason:
             # Unseeded unless --seed was given: Hypothesis turns the example
@@ -260,7 +267,7 @@ class Worker:
             # campaign resumes from. A seeded campaign repeats its draws instead.
             test = self.test()
             if self.config.seeded:
-                from hypothesis import seed
+                from hypothesis import seed  # heavy: not at import (see the docstring)
                 test = seed(self.config.seed + runs)(test)
             runs += 1
             try:
@@ -268,7 +275,7 @@ class Worker:
             except Stop:
                 pass
             except BaseException as e:  # noqa: BLE001 - sorted below
-                for leaf in self._campaign.leaves(e):
+                for leaf in self._property.leaves(e):
                     if isinstance(leaf, Stop):
                         continue
                     if isinstance(leaf, HypothesisException):   # e.g. a flaky case: the
@@ -282,8 +289,8 @@ class Worker:
             self.file_pending()
 
     def atheris_loop(self):
-        from fuzz import atheris_harness
-        self._campaign.replay_database(self.test(phases=self._campaign.REPLAY),
+        from fuzz.campaign import atheris_harness  # heavy: not at import (see the docstring)
+        self._property.replay_database(self.test(phases=self._property.REPLAY),
                                        lambda f: self.file(f, minimize=True))
         atheris_harness.fuzz(self.test(), on_failure=lambda f: self.file(f, minimize=True),
                              on_error=self.broken,
@@ -294,7 +301,6 @@ class Worker:
 
     def broken(self, error: BaseException):
         """The fuzzer itself raised: say so in one line and exit."""
-        import traceback
         self.channel.send("error", message=traceback.format_exception_only(
             type(error), error)[-1].strip()[:500])
         self.exit(EXIT_BROKEN)
@@ -316,9 +322,11 @@ def main(argv=None) -> None:
     faulthandler.enable(fault, all_threads=True)
     faulthandler.register(signal.SIGUSR1, fault, all_threads=True)
     try:
-        from fuzz import campaign  # noqa: F401 - imports JAX
+        # JAX, and the property, only now: the SIGTERM handler is in place, and
+        # a failure to import is a setup error (one line to the supervisor).
+        import fuzz.campaign.property  # noqa: F401 - heavy: not at import (see the docstring)
         if config.mode == "atheris":
-            from fuzz import atheris_harness
+            from fuzz.campaign import atheris_harness  # heavy: not at import (see the docstring)
             atheris_harness.instrument_discharge_modules()
         for spec in config.setup:
             load_hook(spec)()

@@ -1,5 +1,5 @@
 """Reports: per finding ``reports/<id>.md`` (shaped like JAX's bug template),
-``reports/<id>.json`` (the record machines and `findings.record` read back),
+``reports/<id>.json`` (the record machines and `filing.record` read back),
 ``reports/<id>.py`` (the reproducer), and the index ``reports/index.md``.
 
 Everything here takes a `findings.Finding` (or its JSON record) and writes
@@ -12,7 +12,11 @@ import json
 import os
 import re
 
-from fuzz import atomic
+import jax
+
+from fuzz import atomic, compat, oracles
+from fuzz.suppressions import known_findings
+from fuzz.triage import findings, releases, reproducer, snippet
 
 INDEX = "index.md"
 RELEASES = "releases.md"
@@ -24,7 +28,6 @@ class ReportError(ValueError):
 
 @functools.lru_cache(maxsize=1)
 def environment_info() -> str:
-    import jax
     return jax.print_environment_info(return_string=True).strip()
 
 
@@ -63,7 +66,6 @@ def summary(finding) -> str:
             f"{versions.get('python')}), {what}. It shows on the {where} "
             f"path{'s' if len(finding.paths) > 1 else ''} at the {finding.stage} stage.")
     if finding.known:
-        from fuzz import known_findings
         k = known_findings.BY_ID.get(finding.known)
         if k is not None:
             text += f" In short: {k.description}."
@@ -72,7 +74,6 @@ def summary(finding) -> str:
 
 def _facts(finding):
     """The class that carries the facts of ``finding``'s oracle."""
-    from fuzz import findings, oracles
     if finding.oracle == findings.Crash.oracle:
         return findings.Crash
     return oracles.class_of(finding.oracle, raised=finding.exception is not None)
@@ -88,7 +89,6 @@ _DOES = {"crash": "kills the process", "timeout": "hangs", "oom": "runs out of m
 def title(finding) -> str:
     """The bug in words: a known finding's own description, else what its
     primitive does, where; never its signature."""
-    from fuzz import known_findings
     if finding.known and (k := known_findings.BY_ID.get(finding.known)) is not None:
         return _first_clause(k.description)
     who = f"`{finding.primitive}`" if finding.primitive != "?" else "A kernel"
@@ -152,7 +152,6 @@ def markdown(finding) -> str:
     lines = [f"# {title(finding)}", "",
              f"<!-- discharge-fuzz finding {finding.id}; signature: {finding.signature} -->", ""]
     if finding.case is not None and repro.get("path"):
-        from fuzz import reproducer, snippet
         lines += ["```python", snippet.snippet(
             finding.case, repro["path"], jit=reproducer.rendering(repro)["jit"],
             said=snippet.said(repro, finding.message)).rstrip(), "```", ""]
@@ -198,9 +197,8 @@ def write(reports_dir, finding) -> None:
 
 
 def affected_section(bisected: dict) -> list[str]:
-    """The report's *Affected releases* part, from `fuzz.bisect`'s result
+    """The report's *Affected releases* part, from `fuzz.triage.bisect`'s result
     (oldest release first: records keep their keys sorted as text)."""
-    from fuzz import releases
     lines = ["### Affected releases", "",
              f"{bisected['affected']['summary']} (`discharge-fuzz bisect`: the reproducer "
              "rendered and run on each release; *n/a*: the release cannot run it, "
@@ -215,15 +213,13 @@ def affected_section(bisected: dict) -> list[str]:
 def verdict_here(record: dict) -> str | None:
     """What the bisected reproducer did on the tested release nearest at or
     below the running JAX (``bad``, ``good``, ``n/a``, ...); None if none."""
-    from fuzz import compat, releases
     tested = (record.get("releases") or {}).get("releases", {})
-    below = [r for r in tested if releases.parse(r) <= compat.jax_version()]
-    return tested[max(below, key=releases.parse)]["verdict"] if below else None
+    below = [r for r in tested if compat.parse_release(r) <= compat.jax_version()]
+    return tested[max(below, key=compat.parse_release)]["verdict"] if below else None
 
 
 def add_releases(reports_dir, finding_id: str, bisected: dict) -> None:
     """Keep ``bisected`` in the finding's record and rewrite its report."""
-    from fuzz import findings
     data = load(reports_dir, finding_id)
     if data is None:
         raise ReportError(f"{finding_id}: no report to add releases to")
@@ -237,7 +233,6 @@ def write_release_matrix(reports_dir) -> None:
     bisected = [r for r in records(reports_dir) if r.get("releases")]
     if not bisected:
         return
-    from fuzz import releases
     columns = releases.ordered({v for r in bisected for v in r["releases"]["releases"]})
     rows = ["# Affected JAX releases", "",
             "Written by `discharge-fuzz bisect`: each finding's reproducer on each release. "

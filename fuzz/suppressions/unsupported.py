@@ -6,7 +6,7 @@ as unsupported, not as a finding. Only listed refusals are tolerated: any
 other NotImplementedError or "not supported" on a valid program is a finding
 (symptom ``unsupported``; `says_unsupported` tells that symptom apart). An
 entry tolerates a refusal only on the releases its example is refused on
-(measured on every release: fuzz/seen_on.py);
+(measured on every release: fuzz/suppressions/seen_on.py);
 tests/test_differential.py::test_each_unsupported_entry_is_still_unsupported
 replays each entry's example, so a JAX release that adds support fails that
 test and the entry must go, and tests/test_suppressions.py plants another bug
@@ -18,7 +18,8 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from fuzz import ir, seen_on
+from fuzz import ir, paths
+from fuzz.suppressions import seen_on
 from fuzz.ops.base import view_class
 from fuzz.ops.control import Loop
 from fuzz.ops.dma import DmaStart, DmaWait
@@ -170,9 +171,8 @@ def classify(path: str, text: str, case: ir.Case) -> Unsupported | None:
     """The table entry for ``case``'s error ``text`` ("Type: first line") on
     ``path`` (or on the path it is a variant of: the same implementation,
     other options)."""
-    from fuzz.paths import variant_of
     for entry in CURRENT:
-        if entry.path == variant_of(path) and re.search(entry.match, text) and (
+        if entry.path == paths.variant_of(path) and re.search(entry.match, text) and (
                 entry.when is None or entry.when(case)):
             return entry
     return None

@@ -15,8 +15,10 @@ from __future__ import annotations
 
 import sys
 
+from fuzz import atomic
+from fuzz.exits import EXIT_CHANGED, EXIT_ERROR, EXIT_OK
+
 COMMANDS = ("replay", "minimize", "report")
-EXIT_OK, EXIT_CHANGED, EXIT_ERROR = 0, 1, 2
 
 
 def add_commands(sub) -> None:
@@ -32,7 +34,7 @@ def add_commands(sub) -> None:
     which.add_argument("--all", action="store_true",
                        help="re-check every regression on this JAX; rewrite all reports and the index")
     which.add_argument("--known", action="store_true",
-                       help="file the example of every known finding (fuzz/known_findings.py)")
+                       help="file the example of every known finding (fuzz/suppressions/known_findings.py)")
     p.add_argument("--corpus-dir", default="corpus", help="default: corpus")
     p.add_argument("--reports-dir", default="reports", help="default: reports")
     p.add_argument("--no-minimize", action="store_true", help="file the case as it is")
@@ -40,7 +42,7 @@ def add_commands(sub) -> None:
 
 
 def main(args) -> int:
-    from fuzz import corpus
+    from fuzz.triage import corpus  # heavy: kept out of CLI start-up
     try:
         return {"replay": _replay, "minimize": _minimize, "report": _report}[args.command](args)
     except corpus.CorpusError as e:
@@ -49,8 +51,8 @@ def main(args) -> int:
 
 
 def _replay(args) -> int:
-    from fuzz import corpus, findings, oracles
-    from fuzz.campaign import Stats, check_property
+    from fuzz import oracles  # heavy: kept out of CLI start-up
+    from fuzz.triage import corpus, findings  # heavy: kept out of CLI start-up
     entries = [corpus.load(f) for f in args.files]  # all checked before anything runs
     changed = False
     for entry in entries:
@@ -67,19 +69,21 @@ def _replay(args) -> int:
             print(f"CHANGED  {entry.path}: no longer fails with its signature"
                   + (f"; now: {now[0]}" if now else " (fixed in this JAX?)"))
             continue
-        try:
-            check_property(entry.case, Stats())
-            print(f"ok       {entry.path}: passes")
-        except oracles.OracleFailure as f:
+        unknown = [f for f in oracles.check(entry.case).failures if f.known is None]
+        if unknown:
             changed = True
-            print(f"FAILS    {entry.path}: {str(f).splitlines()[0]}")
+            print(f"FAILS    {entry.path}: {str(unknown[0]).splitlines()[0]}")
+        else:
+            print(f"ok       {entry.path}: passes")
     return EXIT_CHANGED if changed else EXIT_OK
 
 
 def _target(entry):
     """The failure of ``entry``'s case to work on: the recorded signature for
     a regression, else the first unknown failure (or the first at all)."""
-    from fuzz import findings, known_findings, oracles
+    from fuzz import oracles  # heavy: kept out of CLI start-up
+    from fuzz.suppressions import known_findings  # heavy: kept out of CLI start-up
+    from fuzz.triage import findings  # heavy: kept out of CLI start-up
     report = oracles.check(entry.case)
     if entry.signature is not None:
         return next((f for f in report.failures if findings.signature(f) == entry.signature), None)
@@ -88,7 +92,8 @@ def _target(entry):
 
 
 def _minimize(args) -> int:
-    from fuzz import corpus, emit, findings, minimize, serialize
+    from fuzz import emit, serialize  # heavy: kept out of CLI start-up
+    from fuzz.triage import corpus, findings, minimize  # heavy: kept out of CLI start-up
     entry = corpus.load(args.file)
     failure = _target(entry)
     if failure is None:
@@ -103,7 +108,6 @@ def _minimize(args) -> int:
     print(emit.kernel_source(result.case), end="")
     text = serialize.dumps(result.case) + "\n"
     if args.output:
-        from fuzz import atomic
         atomic.write_text(args.output, text)
         print(f"written to {args.output}")
     else:
@@ -129,7 +133,8 @@ def _report(args) -> int:
         return _report_all(args)
     if args.known:
         return _report_known(args)
-    from fuzz import corpus, findings, oracles
+    from fuzz import oracles  # heavy: kept out of CLI start-up
+    from fuzz.triage import corpus, filing, findings  # heavy: kept out of CLI start-up
     entry = corpus.load(args.file)
     report = oracles.check(entry.case)
     distinct = {findings.signature(f): f for f in reversed(report.failures)}
@@ -137,12 +142,14 @@ def _report(args) -> int:
         print(f"{args.file}: the case does not fail; nothing to report")
         return EXIT_CHANGED
     for failure in distinct.values():
-        _say(*findings.record(failure, **_options(args)))
+        _say(*filing.record(failure, **_options(args)))
     return EXIT_OK
 
 
 def _report_known(args) -> int:
-    from fuzz import findings, known_findings, oracles
+    from fuzz import oracles  # heavy: kept out of CLI start-up
+    from fuzz.suppressions import known_findings  # heavy: kept out of CLI start-up
+    from fuzz.triage import filing  # heavy: kept out of CLI start-up
     for k in known_findings.KNOWN:
         report = oracles.check(k.example)
         hits = [f for f in report.failures if known_findings.match(f, report.failures) is k]
@@ -150,13 +157,14 @@ def _report_known(args) -> int:
             print(f"-    {k.id}: its example does not fail on this JAX"
                   + (" (reported unsupported by a path)" if report.unsupported else ""))
             continue
-        _say(*findings.record(hits[0], **_options(args)))
+        _say(*filing.record(hits[0], **_options(args)))
     return EXIT_OK
 
 
 def _report_all(args) -> int:
     """Re-check each regression on this JAX, then rewrite its report."""
-    from fuzz import corpus, findings, oracles, reports, reproducer
+    from fuzz import oracles  # heavy: kept out of CLI start-up
+    from fuzz.triage import corpus, filing, findings, reports, reproducer  # heavy: kept out of CLI start-up
     fixed = False
     for path in corpus.files(args.corpus_dir, "regression"):
         entry = corpus.load(path)
@@ -170,7 +178,7 @@ def _report_all(args) -> int:
                    if findings.signature(f) == entry.signature]
             if data is None:  # a regression without a report: file it afresh
                 if now:
-                    _say(*findings.record(now[0], **_options(args)))
+                    _say(*filing.record(now[0], **_options(args)))
                 continue
             still = bool(now)
         finding = findings.Finding.from_record(data)
@@ -195,7 +203,7 @@ def _still_dies(args, entry, data) -> bool | None:
     """Whether a crash or hang regression still kills its reproducer, run in
     a fresh interpreter (it would kill this one); None where that cannot be
     told here (no report to render it from, n/a on this JAX)."""
-    from fuzz import bisect
+    from fuzz.triage import bisect  # heavy: kept out of CLI start-up
     if data is None:
         print(f"skipped  {entry.meta['id']}: a crash regression without its report in "
               f"{args.reports_dir}: nothing to re-check it with")

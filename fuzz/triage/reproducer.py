@@ -15,10 +15,9 @@ import sys
 import tempfile
 import time
 
-from fuzz import ir, paths, render
+from fuzz import ir, paths
+from fuzz.triage import render
 
-# Public API first; `abstract` only when nothing public shows the bug.
-PREFERENCE = ("pallas_call", "run_state", "jax_refs", "tpu_interpret", "abstract")
 TIMEOUT_S = 180
 
 _HEADER = '''\
@@ -33,7 +32,7 @@ _INTERNAL = ("# NOTE: the `abstract` path discharges without evaluating, which o
 def script(case: ir.Case, path: str, finding_id: str = "(unfiled)", *, values=None,
            jit: bool = False) -> str:
     header = _HEADER.format(id=finding_id, path=path,
-                            internal=_INTERNAL if path == "abstract" else "")
+                            internal=_INTERNAL if paths.fact(path, "INTERNAL") else "")
     return header + render.render_check(case, path, values=values, jit=jit)
 
 
@@ -49,7 +48,7 @@ def rendering_of(failure) -> dict:
 
 def rendered(case: ir.Case, path: str, finding_id: str, *, values: bool, jit: bool) -> str:
     """The reproducer rendered as `rendering_of` says (``values``: compare
-    with the model's values), on this JAX release: `fuzz.bisect` renders a
+    with the model's values), on this JAX release: `fuzz.triage.bisect` renders a
     filed one again on each release this way."""
     return script(case, path, finding_id,
                   values=render.model_values(case, path) if values else None, jit=jit)
@@ -114,14 +113,17 @@ def rendering(repro: dict) -> dict:
 
 
 def candidate_paths(case: ir.Case, affected) -> list[str]:
-    """Paths a reproducer may use: public ones first (where the bug was seen
-    first: a public path often shows what the internal one saw), then any
-    other the bug was seen on (``tpu_interpret_eager``: only its options may
-    show it), then ``abstract``."""
-    public = PREFERENCE[:-1]
+    """Paths a reproducer may use: the public ones a path module ranks
+    (``PUBLIC_RANK``) first, where the bug was seen first (a public path
+    often shows what the internal one saw), then any other the bug was seen
+    on (``tpu_interpret_eager``: only its options may show it), then the
+    ranked ones it was not seen on, then those that need JAX internals
+    (``INTERNAL``) last."""
+    public = sorted(paths.having("PUBLIC_RANK"), key=lambda p: paths.fact(p, "PUBLIC_RANK"))
+    internal = paths.having("INTERNAL")
     ordered = ([p for p in public if p in affected]
-               + [p for p in affected if p in paths.MODULES and p not in PREFERENCE]
-               + [p for p in public if p not in affected] + ["abstract"])
+               + [p for p in affected if p in paths.MODULES and p not in (*public, *internal)]
+               + [p for p in public if p not in affected] + list(internal))
     return [p for p in ordered if not paths.not_applicable(case, p)]
 
 
@@ -138,7 +140,7 @@ def best(case: ir.Case, affected, failure, *, verify: bool = True,
     wanted = type(failure.error).__name__ if (
         failure.error is not None and failure.error_is_the_symptom) else None
     # How it was rendered, so that another JAX release renders and judges
-    # the same reproducer (fuzz/bisect.py: against the error it saw here).
+    # the same reproducer (fuzz/triage/bisect.py: against the error it saw here).
     how = {"render": rendering_of(failure), "fatal": bool(failure.fatal)}
     if getattr(failure, "limit_s", None):   # a hang: as long as the campaign waited
         how["timeout_s"] = failure.limit_s

@@ -1,0 +1,123 @@
+"""Filing a failure as a finding: `record` is the way in. The first
+sighting of a signature is minimized, gets a reproducer verified in a fresh
+interpreter, a regression file in ``corpus/regressions/`` and a report in
+``reports/``; later sightings only update the counts (under a lock, so two
+processes filing one signature do not lose each other's).
+"""
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import os
+import time
+
+from fuzz.triage import corpus, minimize as minimizer, reports, reproducer
+from fuzz.triage.findings import (Crash, Finding, finding_id, now, paths_affected, same_failure,
+                                  signature, stage_of, versions)
+
+
+@contextlib.contextmanager
+def _locked(directory):
+    """An exclusive lock on ``directory`` (a lock file in it), so that two
+    processes recording the same signature do not lose each other's counts."""
+    os.makedirs(directory, exist_ok=True)
+    with open(os.path.join(directory, ".lock"), "w") as f:
+        fcntl.flock(f, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(f, fcntl.LOCK_UN)
+
+
+FLAKY = "flaky"   # reports/flaky/: findings whose reproducer did not reproduce
+
+
+def record(failure, *, corpus_dir="corpus", reports_dir="reports", minimize=True,
+           verify=True, verify_prelude: str | None = None) -> tuple[Finding, bool]:
+    """File ``failure``: (its finding, whether it is new). A finding whose
+    reproducer does not reproduce is *flaky*: its report goes to
+    ``reports/flaky/``, no regression is written, and it is never new.
+
+    ``verify_prelude`` is Python run before the reproducer in the verifying
+    interpreter (tests use it to plant a bug there too)."""
+    sig = signature(failure)
+    fid = finding_id(sig)
+    if (seen := _count_again(fid, reports_dir)) is not None:
+        return seen, False
+    finding = _investigate(failure, sig, fid, minimize=minimize, verify=verify,
+                           prelude=verify_prelude)
+    status = (finding.reproducer or {}).get("status")
+    if not verify:
+        finding.status = "unverified"
+    elif status != "reproduces":
+        finding.status = FLAKY
+    with _locked(reports_dir):
+        if _load(reports_dir, fid) is None:  # nobody filed it meanwhile
+            finding.related = _alike(finding, reports_dir)
+            if finding.status == FLAKY:
+                reports.write(os.path.join(reports_dir, FLAKY), finding)
+                return finding, False
+            if finding.case is not None:
+                corpus.write_regression(corpus_dir, finding)
+            reports.write(reports_dir, finding)
+            return finding, True
+    return _count_again(fid, reports_dir), False
+
+
+def _alike(finding: Finding, reports_dir) -> list[str]:
+    return [r["id"] for r in reports.records(reports_dir)
+            if (r["oracle"], r["primitive"], r.get("exception"))
+            == (finding.oracle, finding.primitive, finding.exception)]
+
+
+def _load(reports_dir, fid: str) -> tuple[str, dict] | None:
+    """(directory, record) of ``fid``, filed or flaky."""
+    for directory in (reports_dir, os.path.join(reports_dir, FLAKY)):
+        if (data := reports.load(directory, fid)) is not None:
+            return directory, data
+    return None
+
+
+def _count_again(fid: str, reports_dir) -> Finding | None:
+    with _locked(reports_dir):
+        found = _load(reports_dir, fid)
+        if found is None:
+            return None
+        directory, data = found
+        finding = Finding.from_record(data)
+        finding.hits += 1
+        finding.last_seen = now()
+        if finding.status != FLAKY:
+            finding.status = "still failing"
+        reports.write(directory, finding)
+        return finding
+
+
+def _investigate(failure, sig, fid, *, minimize, verify, prelude) -> Finding:
+    """Minimize, find the paths affected and a verified reproducer."""
+    case = failure.case
+    crash = isinstance(failure, Crash)
+    minimized = {}
+    if minimize and not crash and case is not None:
+        start = time.perf_counter()
+        result = minimizer.minimize(case, same_failure(sig))
+        minimized = {"seconds": round(time.perf_counter() - start, 2),
+                     "attempts": result.attempts,
+                     "statements_before": len(case.body),
+                     "statements_after": len(result.case.body)}
+        case = result.case
+    affected = (failure.path,) if crash or case is None else (
+        paths_affected(case, sig) or (failure.path,))
+    known = failure.known   # part of the signature, so the minimized case keeps it
+    repro = {}
+    if case is not None:
+        repro = reproducer.best(case, affected, failure, verify=verify, prelude=prelude,
+                               finding_id=fid)
+    seen = now()
+    error = failure.error if failure.error_is_the_symptom else None
+    return Finding(
+        id=fid, signature=sig, oracle=failure.oracle, primitive=failure.primitive,
+        exception=type(error).__name__ if error is not None else None,
+        message=failure.message, symptom=failure.symptom_of(), stage=stage_of(failure),
+        case=case, paths=affected, versions=versions(), first_seen=seen, last_seen=seen,
+        known=known, reproducer=repro, minimized=minimized)
