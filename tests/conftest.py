@@ -39,7 +39,7 @@ _COUNTERS = ("cases", "known", "compared", "unsupported")
 
 def pytest_sessionfinish(session):
     """Under xdist, a worker hands its counts to the controller, which prints them."""
-    from fuzz.campaign import SESSION
+    from fuzz.campaign.property import SESSION
     if hasattr(session.config, "workeroutput"):
         session.config.workeroutput["discharge_fuzz"] = {
             **{name: dict(getattr(SESSION, name)) for name in _COUNTERS},
@@ -47,7 +47,7 @@ def pytest_sessionfinish(session):
 
 
 def pytest_testnodedown(node, error):
-    from fuzz.campaign import SESSION
+    from fuzz.campaign.property import SESSION
     counts = getattr(node, "workeroutput", {}).get("discharge_fuzz")
     if counts:
         for name in _COUNTERS:
@@ -56,8 +56,8 @@ def pytest_testnodedown(node, error):
 
 
 def pytest_terminal_summary(terminalreporter):
-    from fuzz import known_findings
-    from fuzz.campaign import SESSION
+    from fuzz.suppressions import known_findings
+    from fuzz.campaign.property import SESSION
     if not SESSION.total:
         return
     tr = terminalreporter

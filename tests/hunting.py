@@ -1,13 +1,17 @@
 """What the planted-bug tests share: a rule planted wrong, and the hunt in
 which Hypothesis finds the failure it causes, then the IR reduction a
 finding gets, which shrinks it."""
+import functools
 import re
 
 import jax
 import pytest
 from hypothesis import HealthCheck, Phase, given, seed, settings
+from jax._src.state import discharge as state_discharge, primitives as state_primitives
 
-from fuzz import compat, findings, known_findings, minimize, oracles, seen_on
+from fuzz import compat, oracles
+from fuzz.suppressions import known_findings, seen_on
+from fuzz.triage import findings, minimize
 
 # The eager path (jax.new_ref programs run op by op) takes views with .at[]
 # from JAX 0.12 on (fuzz/paths/eager.py says why not before): tests built on
@@ -53,7 +57,7 @@ def lacked_here(report) -> set[str]:
 def as_on_newest(failures) -> list:
     """The ``failures`` a test written against the newest release expects
     on any release: less the known findings that the newest release measured
-    (``fuzz/seen_on.json``) no longer has, an older release's own bugs, each
+    (``fuzz/suppressions/seen_on.json``) no longer has, an older release's own bugs, each
     still recognised as the known finding it is."""
     newest = (float("inf"),)   # past every measured release: the newest one's verdict
     return [f for f in failures
@@ -100,7 +104,7 @@ def hunt(cls, names, strategy, *, primitive=None, max_examples=100, statements=3
     only the oracles ``names`` running (the others would find the planted bug
     too, and cost time), shrunk to at most ``statements`` statements over at most ``refs`` refs.
 
-    The finding's own minimizer (fuzz.minimize, as a campaign uses it)
+    The finding's own minimizer (fuzz.triage.minimize, as a campaign uses it)
     shrinks it first; Hypothesis' shrinker runs too only where that is not
     enough (it costs tens of seconds a hunt)."""
     for phases in ((Phase.explicit, Phase.generate),
@@ -141,10 +145,36 @@ def _found(cls, names, strategy, primitive, match, max_examples, phases):
 
 
 def _minimized(found, names):
-    """``found``, rediscovered on its case as `fuzz.minimize` reduces it."""
+    """``found``, rediscovered on its case as `fuzz.triage.minimize` reduces it."""
     sig = findings.signature(found)
 
     def same(case):
         return next((g for g in oracles.check(case, oracles=names).failures
                      if findings.signature(g) == sig), None)
     return same(minimize.minimize(found.case, lambda c: same(c) is not None).case)
+
+
+def plant_addupdate_twice_while_a_ref_is_kept(plant):
+    """Plant: while a discharge keeps some ref (``should_discharge`` not all
+    True), addupdate's rule adds twice; a full discharge is right."""
+    addupdate_p = state_primitives.addupdate_p
+    real_rule = compat.discharge_rules()[addupdate_p]
+
+    def twice(call, in_avals, values, params):
+        new_invals, outs = call()
+        return [2 * v - values[0] if i == 0 and v is not None else v
+                for i, v in enumerate(new_invals)], outs
+    wrong = compat.wrap_rule(real_rule, twice)
+    real_discharge = state_discharge.discharge_state
+
+    # (with the real one's signature, which the abstract path reads: JAX < 0.10.2 takes consts)
+    @functools.wraps(real_discharge)
+    def discharge_state(*args, should_discharge=True, **kwargs):
+        partial = not (should_discharge is True or all(should_discharge))
+        rules = compat.discharge_rules()
+        rules[addupdate_p] = wrong if partial else real_rule
+        try:
+            return real_discharge(*args, should_discharge=should_discharge, **kwargs)
+        finally:
+            rules[addupdate_p] = real_rule
+    plant(state_discharge, "discharge_state", discharge_state)

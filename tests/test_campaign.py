@@ -16,9 +16,11 @@ import pytest
 from hypothesis.database import DirectoryBasedExampleDatabase
 from hypothesis.internal.reflection import function_digest
 
-from fuzz import corpus, findings, ir, paths, run_command, serialize, supervisor
+from fuzz import exits, ir, paths, serialize
+from fuzz.campaign import run_command, supervisor
+from fuzz.campaign.property import REPLAY, campaign_test
 from fuzz.ops.semaphore import Signal, Wait
-from fuzz.campaign import REPLAY, campaign_test
+from fuzz.triage import corpus, findings
 
 TESTS = Path(__file__).parent
 
@@ -230,7 +232,7 @@ def test_bad_campaign_flags_are_one_line_and_exit_2(argv, message, capsys):
         code = cli.main(argv)
     except SystemExit as e:
         code = e.code
-    assert code == cli.EXIT_ERROR
+    assert code == exits.EXIT_ERROR
     err = capsys.readouterr().err.strip()
     assert message in err and len(err.splitlines()) == 1, err
 
@@ -276,12 +278,13 @@ def test_a_campaign_shares_its_database_through_redis(tmp_path, redis_server):
 
 HARNESS_FILING_BREAKS = """
 import os, sys
-from fuzz import atheris_harness, oracles
+from fuzz.campaign import atheris_harness
+from fuzz.oracles.invariants import SeedInvariantViolation
 class Test:   # stands in for a Hypothesis test: every input fails an oracle
     class hypothesis:
         @staticmethod
         def fuzz_one_input(data):
-            raise oracles.SeedInvariantViolation("planted", primitive="?", path="abstract")
+            raise SeedInvariantViolation("planted", primitive="?", path="abstract")
 def file(failure):
     raise RuntimeError("filing broke")
 def error(e):
@@ -305,7 +308,7 @@ def test_an_error_filing_an_atheris_failure_is_the_fuzzers_error_not_a_crash(tmp
 
 HARNESS_SLOW_INPUT = """
 import os, sys, time
-from fuzz import atheris_harness
+from fuzz.campaign import atheris_harness
 n = [0]
 class Test:   # stands in for a Hypothesis test: its third input takes 1.5 s
     class hypothesis:

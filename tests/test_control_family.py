@@ -7,14 +7,17 @@ import re
 import pytest
 from hypothesis import given
 
-from fuzz import compat, emit, ir, minimize, model, oracles, seen_on, serialize
+from fuzz import compat, emit, ir, model, oracles, paths, serialize
+from fuzz.suppressions import seen_on
 from fuzz.ops.control import Cond, Loop, When
 from fuzz.ops.ref import AddUpdate, Get, Swap
 from fuzz.ops.ref.common import Fill, Iota, Scalar
 from fuzz.ops.semaphore import Read
+from fuzz.oracles import model_vs_path, rewrites
+from fuzz.triage import minimize
 from hunting import as_on_newest, hunt, lacked_here, plants_rule, premise
 from test_strategies import _find
-from strategies import programs
+from strategies.programs import programs
 from strategies.semaphores import semaphore_shapes
 
 R = ir.Ref("int32", (3,))
@@ -113,8 +116,8 @@ def test_every_path_agrees_with_the_model_on_loops_and_conds(via):
             *(() if eager_while else ("eager",))} - lacked - refused <= ran, report.skipped
     assert [f.known for f in as_on_newest(report.failures)] == (
         ["eager-while-ref-in-cond-and-body"] if eager_while else []), report.failures
-    from fuzz import metamorphic   # (unrolled where a path it reruns ran)
-    assert report.compared.get("control-unrolled") or not ran & set(metamorphic.EAGER_PATHS)
+    # (unrolled where a path it reruns ran)
+    assert report.compared.get("control-unrolled") or not ran & set(paths.having("RERUN"))
 
 
 @premise(compat.has_discharge_rule("shard_map"), "shard_map has no discharge rule")
@@ -248,7 +251,7 @@ def _has(case, kind, test=lambda s: True):
 def test_model_catches_cond_discharge_taking_the_other_branch(plant):
     cond_p = _cond_p()
     plant(compat.discharge_rules(), cond_p, _other_branch(compat.discharge_rules()[cond_p]))
-    f = hunt(oracles.ModelMismatch, ("model-vs-path",), _control(Cond, "run_state"), statements=2)
+    f = hunt(model_vs_path.ModelMismatch, ("model-vs-path",), _control(Cond, "run_state"), statements=2)
     assert _has(f.case, Cond, lambda s: len(s.branches) == 2), f.case
     assert len(f.case.statements) <= 3, f.case
 
@@ -258,7 +261,7 @@ def test_model_catches_while_discharge_dropping_the_loop_updates(plant):
     while_p = _loop_p("while")
     plant(compat.discharge_rules(), while_p,
           compat.wrap_rule(compat.discharge_rules()[while_p], _loop_updates_dropped))
-    f = hunt(oracles.ModelMismatch, ("model-vs-path",), _control(Loop, "run_state"), statements=2)
+    f = hunt(model_vs_path.ModelMismatch, ("model-vs-path",), _control(Loop, "run_state"), statements=2)
     assert _has(f.case, Loop, lambda s: s.primitive == "while" and s.count.value >= 1), f.case
     assert len(f.case.statements) <= 3, f.case
 
@@ -267,7 +270,7 @@ def test_model_catches_while_discharge_dropping_the_loop_updates(plant):
 def test_unrolled_catches_scan_discharge_one_iteration_short(plant):
     scan_p = _loop_p("scan")
     plant(compat.discharge_rules(), scan_p, _one_fewer_iteration(compat.discharge_rules()[scan_p]))
-    f = hunt(oracles.UnrolledMismatch, ("control-unrolled",), _control(Loop, "pallas_call"),
+    f = hunt(rewrites.UnrolledMismatch, ("control-unrolled",), _control(Loop, "pallas_call"),
              statements=2)
     assert re.search("results differ when every loop and cond is unrolled", f.message)
     assert _has(f.case, Loop, lambda s: s.primitive == "scan" and s.count.value >= 1), f.case
@@ -389,7 +392,7 @@ def test_model_catches_scan_discharge_writing_slices_back_out_of_place(plant):
                          data_shapes=semaphore_shapes(min_dims=1, min_side=2, max_side=3),
                          paths=("run_state",), x64=False, scoped=False, grid=False,
                          ops=(Loop, Get, Swap, AddUpdate), transforms=("at",))
-    f = hunt(oracles.ModelMismatch, ("model-vs-path",), sliceable, statements=1)
+    f = hunt(model_vs_path.ModelMismatch, ("model-vs-path",), sliceable, statements=1)
     assert _has(f.case, Loop, lambda s: s.xs and s.count.value >= 2), f.case
     assert len(f.case.statements) <= 3, f.case
 
@@ -454,7 +457,7 @@ def test_model_catches_emit_pipeline_discharge_dropping_its_writes(plant):
                          data_shapes=semaphore_shapes(min_dims=2, min_side=1, max_side=3),
                          memory_spaces=(None,), paths=("pallas_call",), x64=False,
                          scoped=False, grid=False, ops=(Pipeline, Get, Swap), transforms=("at",))
-    f = hunt(oracles.ModelMismatch, ("model-vs-path",), sliceable, statements=1)
+    f = hunt(model_vs_path.ModelMismatch, ("model-vs-path",), sliceable, statements=1)
     assert _has(f.case, Pipeline, lambda s: not s.inline), f.case
     assert len(f.case.statements) <= 3, f.case
 
@@ -466,10 +469,9 @@ def test_an_unrolled_program_that_trips_a_known_bug_is_not_compared(monkeypatch)
     which a known bug breaks (masked-ops-static-int-index); as written the
     scan runs: nothing to compare, and no finding. Without the check, the
     oracle reports the rewrite's error as the scan's."""
-    from fuzz import metamorphic
     from fuzz.ops.ref import MaskedStore
     case = _case(Loop(ir.Int(2), (MaskedStore(ir.View(0, (ir.STEP,)), Iota("int32", (), 1)),),
                       "scan", xs=(0,)), refs=(ir.Ref("int32", (2,)),), on=("pallas_call",))
     assert not oracles.check(case).failures
-    monkeypatch.setattr(metamorphic, "_known_failure", lambda case, path: False)
+    monkeypatch.setattr(rewrites, "_known_failure", lambda case, path: False)
     assert [f.oracle for f in oracles.check(case).failures] == ["control-unrolled"]

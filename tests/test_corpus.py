@@ -7,9 +7,10 @@ import os
 
 import pytest
 
-from fuzz import bisect, cli, compat, corpus, findings, ir, oracles, render, reports, serialize
-from fuzz.campaign import Stats, check_property
+from fuzz import cli, compat, exits, ir, oracles, serialize
+from fuzz.campaign.property import Stats, check_property
 from fuzz.ops.semaphore import Read
+from fuzz.triage import bisect, corpus, findings, render, reports
 
 ROOT = os.path.join(os.path.dirname(__file__), os.pardir, "corpus")
 REPORTS = os.path.join(os.path.dirname(__file__), os.pardir, "reports")
@@ -111,11 +112,11 @@ def test_bad_corpus_files_are_refused_naming_the_file(tmp_path, changes, says):
 def test_truncated_file_is_refused_by_the_cli_in_one_line(tmp_path, capsys):
     path = tmp_path / "seed.json"
     path.write_text(open(SEEDS[0]).read()[:-30])
-    assert cli.main(["replay", str(path)]) == cli.EXIT_ERROR
+    assert cli.main(["replay", str(path)]) == exits.EXIT_ERROR
     err = capsys.readouterr().err.strip()
     assert str(path) in err and "not valid JSON" in err and len(err.splitlines()) == 1
     assert cli.main(["report", "--no-verify", "--reports-dir", str(tmp_path / "r"),
-                     "--corpus-dir", str(tmp_path / "c"), str(path)]) == cli.EXIT_ERROR
+                     "--corpus-dir", str(tmp_path / "c"), str(path)]) == exits.EXIT_ERROR
     assert not (tmp_path / "r").exists()
 
 
@@ -136,7 +137,7 @@ def test_a_hostile_regex_stays_a_string_in_the_reproducer():
 
 
 def test_replay_cli_exit_codes(tmp_path, capsys):
-    assert cli.main(["replay", *SEEDS[:2]]) == cli.EXIT_CLEAN
+    assert cli.main(["replay", *SEEDS[:2]]) == exits.EXIT_OK
     fixed = _regression(tmp_path, signature="valid-runs|?|-|a bug JAX no longer has|-")
-    assert cli.main(["replay", str(fixed)]) == cli.EXIT_FOUND
+    assert cli.main(["replay", str(fixed)]) == exits.EXIT_CHANGED
     assert "CHANGED" in capsys.readouterr().out

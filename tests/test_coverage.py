@@ -8,7 +8,8 @@ import json
 import jax
 import pytest
 
-from fuzz import cli, compat, ir, oracles, probes
+from fuzz import cli, compat, exits, ir, oracles
+from fuzz.oracles import probes
 from fuzz.ops.ref import AddUpdate, Get, Swap
 from fuzz.ops.ref.common import Iota
 from hunting import needs_eager_at
@@ -65,7 +66,7 @@ def test_a_campaign_reports_the_transformation_rules_it_reached(capsys, tmp_path
                      "--paths", "eager", "--oracles", "vmap-stack",
                      "--corpus", str(tmp_path / "corpus"), "--reports", str(tmp_path / "reports"),
                      "--out", str(tmp_path / "out"), "--database", str(tmp_path / "db")])
-    assert code in (cli.EXIT_CLEAN, cli.EXIT_FOUND)
+    assert code in (exits.EXIT_CLEAN, exits.EXIT_FOUND)
     cov = json.loads((tmp_path / "out" / "summary.json").read_text())["coverage"]
     registered = set(compat.transformation_rules())
     assert cov["transform_rules_total"] == len(registered)

@@ -14,8 +14,9 @@ from fuzz.ops.dma.order import waited_before_use
 from fuzz.ops.ref import Get, Swap
 from fuzz.ops.ref.common import Iota
 from fuzz.ops.semaphore import Read
+from fuzz.oracles import interpreter, model_vs_path
 from hunting import as_on_newest, hunt, lacked_here, premise
-from strategies import programs
+from strategies.programs import programs
 from strategies.semaphores import semaphore_shapes
 
 SEM, SEMS = ir.Ref("dma", ()), ir.Ref("dma", (2,))
@@ -110,7 +111,7 @@ def test_model_catches_a_copy_discharged_without_its_data(plant):
                       paths=("pallas_call",), grid=False, scoped=False, x64=False,
                       transforms=("at",))   # no known bug of other transforms in the way
     # A copy needs three refs: its semaphore, a source and a destination.
-    f = hunt(oracles.ModelMismatch, ("model-vs-path",), copies, statements=2, refs=3)
+    f = hunt(model_vs_path.ModelMismatch, ("model-vs-path",), copies, statements=2, refs=3)
     assert f.primitive == "dma_start", f
     assert [type(s) for s in f.case.body] == [DmaStart, DmaWait], f.case
     assert all(len(r.shape) <= 2 for r in f.case.refs), f.case
@@ -144,7 +145,7 @@ def test_interpret_options_catch_eager_dmas_moving_the_wrong_elements(plant):
         if ipc._get_shared_memory().dma_execution_mode == "eager":
             self.data = np.roll(np.asarray(self.data).reshape(-1), 1).reshape(np.shape(self.data))
     plant(ipc.DMA, "execute_read", rolled)
-    f = hunt(oracles.InterpretOptionsMismatch, ("interpret-options",),
+    f = hunt(interpreter.InterpretOptionsMismatch, ("interpret-options",),
              _interpreted("tpu_interpret", "tpu_interpret_eager", ops=(DmaStart, DmaWait)),
              statements=2, refs=3)
     assert f.path == "tpu_interpret/tpu_interpret_eager", f
@@ -156,7 +157,7 @@ def test_interpret_options_catch_eager_dmas_moving_the_wrong_elements(plant):
 def test_race_detection_catches_a_detector_that_misses_kernel_stores(plant):
     from jax._src.pallas.mosaic.interpret import race_detection_state
     plant(race_detection_state.RaceDetectionState, "check_write", lambda *a, **k: None)
-    f = hunt(oracles.RaceDetectionMismatch, ("race-detection",),
+    f = hunt(interpreter.RaceDetectionMismatch, ("race-detection",),
              _mutated(_interpreted("tpu_interpret_eager"), "late_wait"), statements=3, refs=3)
     assert "misses a race" in f.message, f
     assert "racy" in model.evaluate(f.case).undefined
@@ -169,6 +170,6 @@ def test_left_over_counts_catch_an_interpreter_silent_at_exit(plant):
     # silent: it gives back the token it takes (older releases pass the device id alone)
     plant(ipc, "_validate", lambda *token_and_device: token_and_device[0]
           if len(token_and_device) == 2 else None)
-    f = hunt(oracles.LeftoverMissed, ("left-over-counts",),
+    f = hunt(interpreter.LeftoverMissed, ("left-over-counts",),
              _mutated(_interpreted("tpu_interpret_eager"), "drop_wait"), statements=1, refs=3)
     assert [type(s) for s in f.case.body] == [DmaStart], f.case

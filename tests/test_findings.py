@@ -2,10 +2,12 @@
 import jax.numpy as jnp
 import pytest
 
-from fuzz import compat, emit, findings, ir, oracles
+from fuzz import compat, emit, ir, oracles
 from fuzz.ops.ref import Get, Swap
 from fuzz.ops.ref.common import Iota
 from fuzz.ops.semaphore import Read, Signal, Wait
+from fuzz.oracles import model_vs_path
+from fuzz.triage import filing, findings
 from hunting import known_failure
 from jax._src.pallas import primitives as pallas_primitives
 
@@ -35,7 +37,7 @@ WAIT = ir.Case((ir.Ref("int16", (2,)),), (Wait(_at(1), ir.Int(0)),))
 def _record(case, tmp_path):
     # (the plant's failure: not a known bug of the running release)
     failure = next(f for f in oracles.check(case).failures if f.known is None)
-    return findings.record(failure, corpus_dir=tmp_path / "c", reports_dir=tmp_path / "r",
+    return filing.record(failure, corpus_dir=tmp_path / "c", reports_dir=tmp_path / "r",
                            minimize=False, verify=False)
 
 
@@ -92,15 +94,15 @@ def test_two_wrong_values_alike_are_two_findings_linked(plant, tmp_path):
 
     def first_model_mismatch(case):
         return next(f for f in oracles.check(case).failures
-                    if isinstance(f, oracles.ModelMismatch))
+                    if isinstance(f, model_vs_path.ModelMismatch))
     dirs = {"corpus_dir": tmp_path / "c", "reports_dir": tmp_path / "r",
             "minimize": False, "verify": False}
     real = compat.discharge_rules()[signal_p]
     plant(compat.discharge_rules(), signal_p, changing(lambda old, new: old))   # lost
-    lost, _ = findings.record(first_model_mismatch(ONE), **dirs)
+    lost, _ = filing.record(first_model_mismatch(ONE), **dirs)
     plant(compat.discharge_rules(), signal_p, real)
     plant(compat.discharge_rules(), signal_p, changing(lambda old, new: 2 * new - old))  # twice
-    twice, new = findings.record(first_model_mismatch(ONE), **dirs)
+    twice, new = filing.record(first_model_mismatch(ONE), **dirs)
     assert new and twice.id != lost.id and twice.related == [lost.id]
     assert "update lost" in lost.signature and "update applied twice" in twice.signature
     assert f"[{lost.id}]({lost.id}.md)" in (tmp_path / "r" / f"{twice.id}.md").read_text()

@@ -7,11 +7,13 @@ import dataclasses
 import numpy as np
 from hypothesis import given, strategies as st
 
-from fuzz import ir, minimize, model, oracles, paths, serialize
+from fuzz import ir, model, oracles, paths, serialize
 from fuzz.ops.ref import AddUpdate, Get, Swap
 from fuzz.ops.ref.common import Fill
 from fuzz.ops.semaphore import Read, Signal, Wait
-from strategies import grids, programs
+from fuzz.oracles import model_vs_path
+from fuzz.triage import minimize
+from strategies.programs import grids, programs
 from hunting import as_on_newest, hunt, lacked_here
 
 AT = lambda ref, *i: ir.View(ref, (ir.At(tuple(ir.Int(j) for j in i)),))  # noqa: E731
@@ -113,7 +115,7 @@ def test_model_catches_block_write_back_ignoring_the_index_map(plant):
                  paths=("pallas_call",), x64=False, scoped=False, grid=False,
                  ops=(Get, Swap, AddUpdate), transforms=("at",)),
         grids())
-    f = hunt(oracles.ModelMismatch, ("model-vs-path",), strategy, statements=1)
+    f = hunt(model_vs_path.ModelMismatch, ("model-vs-path",), strategy, statements=1)
     assert f.case.grid is not None and f.case.grid.size == 2, f.case.grid
     assert "final r" in f.message, f.message
 
@@ -140,6 +142,6 @@ def test_model_catches_the_grid_visited_in_the_wrong_order(plant):
         programs(kinds=("int16",), data_dtypes=(), max_statements=3, max_depth=0,
                  paths=("pallas_call",), grid=False, transforms=("at",), endings=("readout",)),
         grids(max_axes=2).filter(lambda g: len(g.shape) == 2))
-    f = hunt(oracles.ModelMismatch, ("model-vs-path",), strategy, statements=3)
+    f = hunt(model_vs_path.ModelMismatch, ("model-vs-path",), strategy, statements=3)
     assert len(f.case.grid.shape) == 2 and min(f.case.grid.shape) == 2, f.case.grid
     assert "at grid point" in f.message, f.message

@@ -7,9 +7,10 @@ import sys
 import pytest
 from hypothesis import given
 
-from fuzz import ir, paths, render, serialize
+from fuzz import ir, paths, serialize
 from fuzz.ops.semaphore import Read, Signal, Wait
-from strategies import invalid_programs, programs
+from fuzz.triage import render
+from strategies.programs import invalid_programs, programs
 
 SAMPLE = ir.Case(
     refs=(ir.Ref("int16", (4,)), ir.Ref("barrier", (2, 3), scoped=True),

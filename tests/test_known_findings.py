@@ -3,7 +3,9 @@ test passes, strict xfail turns that red, and the entry must be removed."""
 import jax
 import pytest
 
-from fuzz import ir, known_findings, oracles, seen_on
+from fuzz import ir, oracles
+from fuzz.suppressions import known_findings, seen_on
+from fuzz.triage import bisect
 from hunting import needs, premise
 
 
@@ -71,10 +73,10 @@ def test_an_example_whose_oracle_cannot_run_here_is_not_measured_good(monkeypatc
     entry = "wrapped-dma-wait-partial-discharge"
     if not seen_on.applies("known", entry):
         pytest.skip(f"{entry}'s example is {seen_on.verdict('known', entry)} here")
-    assert seen_on.judge([entry])["known"][entry] == "bad"
+    assert bisect.judge_suppressions([entry])["known"][entry] == "bad"
     real = compat.lacking
     monkeypatch.setattr(compat, "lacking", lambda features: (
         f"JAX {jax.__version__} has no jax.new_ref (as if)" if "jax.new_ref" in features
         else real(features)))
-    assert seen_on.judge([entry])["known"][entry] == \
+    assert bisect.judge_suppressions([entry])["known"][entry] == \
         f"n/a: JAX {jax.__version__} has no jax.new_ref (as if)"

@@ -12,13 +12,15 @@ import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
 
-from fuzz import compat, ir, known_findings, model, oracles, paths, seen_on, serialize
+from fuzz import compat, ir, model, oracles, paths, serialize
+from fuzz.suppressions import known_findings, seen_on
 from fuzz.ops.dma import DmaStart, DmaWait
 from fuzz.ops.dma.order import mutated
 from fuzz.ops.dma.patterns import communication
 from fuzz.ops.semaphore import Signal, Wait
+from fuzz.oracles import model_vs_path
 from hunting import hunt, premise
-from strategies import programs
+from strategies.programs import programs
 
 A, SEND, RECV = ir.Ref("int32", (2,)), ir.Ref("dma", ()), ir.Ref("dma", ())
 # Before 0.12 JAX discharges no remote copy with a device id in mesh form (known
@@ -143,7 +145,7 @@ def test_the_tpu_interpreter_and_the_hlo_interpreter_agree_with_the_model(device
 @DISCHARGES_REMOTE
 def test_the_hlo_interpreter_refuses_a_remote_signal_and_fails_on_the_barrier():
     report = oracles.check(_shift(1), on_paths=("pallas_call",))
-    from fuzz import known_findings
+    from fuzz.suppressions import known_findings
     assert [known_findings.match(f, report.failures).id for f in report.failures] == [
         "hlo-interpret-barrier-semaphore"], report.failures
 
@@ -196,7 +198,7 @@ def test_model_catches_the_hlo_interpreter_copying_to_the_wrong_device(plant):
         logical, rest = real(mesh_context, *args, **kwargs)
         return _one_further(logical, math.prod(mesh_context.mesh_shape)), rest
     plant(primitives, "device_id_to_logical", wrong)
-    f = hunt(oracles.ModelMismatch, ("model-vs-path",), _meshed("pallas_call"),
+    f = hunt(model_vs_path.ModelMismatch, ("model-vs-path",), _meshed("pallas_call"),
              statements=2, refs=4)
     assert f.path == "pallas_call" and f.case.devices == 2, f
     assert {type(s) for s in f.case.body} == {DmaStart, DmaWait}, f.case
@@ -214,7 +216,7 @@ def test_model_catches_the_tpu_interpreter_copying_to_the_wrong_device(plant):
         sizes = axis_sizes.values() if hasattr(axis_sizes, "values") else axis_sizes
         return _one_further(logical, math.prod(sizes)), core
     plant(utils, "_device_id_to_logical", wrong)
-    f = hunt(oracles.ModelMismatch, ("model-vs-path",), _meshed("tpu_interpret"),
+    f = hunt(model_vs_path.ModelMismatch, ("model-vs-path",), _meshed("tpu_interpret"),
              statements=5, refs=5)
     assert f.path == "tpu_interpret" and f.case.devices == 2, f
     assert DmaStart in {type(s) for s in f.case.body}, f.case

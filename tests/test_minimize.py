@@ -2,11 +2,13 @@
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from fuzz import findings, ir, minimize, oracles, ops, seen_on
-from fuzz.known_findings import BY_ID
+from fuzz import ir, oracles, ops
+from fuzz.suppressions import seen_on
+from fuzz.suppressions.known_findings import BY_ID
 from fuzz.ops.ref import Swap
 from fuzz.ops.ref.common import Iota
 from fuzz.ops.semaphore import Read, Signal, Wait
+from fuzz.triage import findings, minimize
 from hunting import needs, premise
 
 

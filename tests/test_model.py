@@ -2,9 +2,11 @@
 import numpy as np
 from hypothesis import given, strategies as st
 
-from fuzz import ir, model
+from fuzz import elements, ir, model
 from fuzz.ops.semaphore import Read, Signal, Wait
-from strategies import programs, semaphore_shapes, transform_chains
+from strategies.programs import programs
+from strategies.semaphores import semaphore_shapes
+from strategies.transforms import transform_chains
 
 _KINDS = ("at", "reshape", "transpose")
 
@@ -35,7 +37,7 @@ def _arrays_and_chains(draw, max_length=3):
 @given(_arrays_and_chains())
 def test_a_view_denotes_the_elements_numpy_indexing_gives(data_view):
     data, view = data_view
-    positions = model.positions(data.shape, view)
+    positions = elements.positions(data.shape, view)
     np.testing.assert_array_equal(data.reshape(-1)[positions], _numpy_chain(data, view.transforms))
 
 
@@ -48,13 +50,13 @@ def test_adding_through_a_view_is_numpys_indexed_add(data_view, amount):
     expected = data.copy()
     expected[tuple(ir.index_key(i) for t in view.transforms for i in t.indices)] += amount
     counts = data.astype(object)
-    model.add(counts, model.positions(counts.shape, view), amount)
+    model.add(counts, elements.positions(counts.shape, view), amount)
     np.testing.assert_array_equal(counts.astype(np.int64), expected)
 
 
 @given(programs(data_dtypes=(), mesh=False))   # a mesh's copies bring data refs
 def test_reindexing_every_view_keeps_the_meaning(case):
-    assert model.evaluate(model.canonical(case)) == model.evaluate(case)
+    assert model.evaluate(elements.canonical(case)) == model.evaluate(case)
 
 
 def test_counts_are_exact_to_int32_and_past_it_or_blocked_undefined():

@@ -5,13 +5,16 @@ import jax
 import jax.numpy as jnp
 import pytest
 
-from fuzz import compat, findings, known_findings, minimize, oracles, probes
-from fuzz.campaign import run_campaign
+from fuzz import compat, oracles
+from fuzz.suppressions import known_findings
+from fuzz.campaign.property import run_campaign
 from fuzz.ops.semaphore import Wait
+from fuzz.oracles import abstract_concrete, errors, invariants, probes
+from fuzz.triage import findings, minimize
 from jax._src.pallas import primitives as pallas_primitives
 from jax._src.state import discharge as state_discharge
 from hunting import rule_returning
-from strategies import invalid_programs, programs
+from strategies.programs import invalid_programs, programs
 
 signal_p, wait_p, read_p = compat.SEMAPHORE_PRIMITIVES
 
@@ -46,7 +49,7 @@ def test_seed_oracle_catches_a_rule_storing_a_wrongly_shaped_semaphore(plant):
     # signal stores its new value with an extra leading axis: the next use of
     # the semaphore sees a shape that is neither the aval's nor ().
     plant(compat.discharge_rules(), signal_p, rule_returning(signal_p, lambda v: v[None]))
-    f = _caught(programs(kinds=("int16",), data_dtypes=()), oracles.SeedInvariantViolation)
+    f = _caught(programs(kinds=("int16",), data_dtypes=()), invariants.SeedInvariantViolation)
     assert f.primitive in ("semaphore_signal", "semaphore_wait", "semaphore_read")
     assert "is neither the aval shape" in str(f)
     _small(f.case)
@@ -57,7 +60,7 @@ def test_seed_oracle_catches_a_rule_storing_a_wrongly_shaped_semaphore(plant):
 def test_strict_oracle_catches_a_rule_returning_the_wrong_dtype(plant):
     plant(compat.discharge_rules(), wait_p,
           rule_returning(wait_p, lambda v: v.astype(jnp.int32)))
-    f = _caught(programs(kinds=("int16",), data_dtypes=()), oracles.AvalNotPreserved, "semaphore_wait")
+    f = _caught(programs(kinds=("int16",), data_dtypes=()), invariants.AvalNotPreserved, "semaphore_wait")
     assert "int32[" in str(f) and "int16[" in str(f)
     _small(f.case, statements=1, chain=1)
     assert isinstance(f.case.body[0], Wait)
@@ -68,7 +71,7 @@ def test_strict_oracle_catches_a_rule_returning_the_wrong_shape(plant):
     # strict invariant sees the whole ref replaced by one element.
     plant(compat.discharge_rules(), signal_p,
           rule_returning(signal_p, lambda v: v.reshape(-1)[0] if v.size else v))
-    f = _caught(programs(kinds=("int16",), data_dtypes=()), oracles.AvalNotPreserved, "semaphore_signal")
+    f = _caught(programs(kinds=("int16",), data_dtypes=()), invariants.AvalNotPreserved, "semaphore_signal")
     assert "returned a new value int16[]" in str(f)
     _small(f.case, statements=1)
     assert f.case.refs[f.case.body[0].view.ref].shape != ()
@@ -77,7 +80,7 @@ def test_strict_oracle_catches_a_rule_returning_the_wrong_shape(plant):
 def test_valid_runs_oracle_catches_transform_semaphore_ignoring_transforms(plant):
     real = pallas_primitives._transform_semaphore
     plant(pallas_primitives, "_transform_semaphore", lambda value, transforms, aval: value)
-    f = _caught(programs(kinds=("int16",), data_dtypes=()), oracles.UnexpectedError)
+    f = _caught(programs(kinds=("int16",), data_dtypes=()), errors.UnexpectedError)
     assert f.primitive.startswith("semaphore_")
     _small(f.case, statements=1, chain=1)
     # The error is the plant's: real JAX runs the same case without it.
@@ -91,7 +94,7 @@ def test_abstract_concrete_oracle_catches_a_discharge_driver_dropping_state(plan
     def flattening(*args, **kwargs):  # returns every final ref value flattened
         return [v.reshape(-1) for v in real(*args, **kwargs)]
     plant(state_discharge, "_eval_jaxpr_discharge_state", flattening)
-    f = _caught(programs(kinds=("int16",), data_dtypes=()), oracles.AbstractConcreteMismatch)
+    f = _caught(programs(kinds=("int16",), data_dtypes=()), abstract_concrete.AbstractConcreteMismatch)
     assert "abstract evaluation promised" in str(f)
     _small(f.case, statements=1, chain=1)
 
@@ -100,7 +103,7 @@ def test_invalid_oracle_catches_missing_semaphore_type_check(plant):
     def no_check(sem_aval, sem_transforms_avals, name, allowed_semaphore_types=None):
         return None
     plant(pallas_primitives, "check_sem_avals", no_check)
-    f = _caught(invalid_programs(mistakes=("wrong_dtype",)), oracles.SilentAcceptance)
+    f = _caught(invalid_programs(mistakes=("wrong_dtype",)), errors.SilentAcceptance)
     assert f.primitive in ("semaphore_signal", "semaphore_wait")
     _small(f.case, statements=2)
     jax.clear_caches()

@@ -1,8 +1,8 @@
 """The fuzzer's properties over real JAX: what CI and the main job check."""
 from hypothesis import given
 
-from fuzz.campaign import check_property
-from strategies import invalid_programs, programs
+from fuzz.campaign.property import check_property
+from strategies.programs import invalid_programs, programs
 
 
 @given(programs())

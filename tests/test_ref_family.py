@@ -1,6 +1,5 @@
 """The data-ref family (get, swap, addupdate, masked loads and stores): the model against NumPy, and planted
 bugs in JAX's rules for it, each caught by its oracle and shrunk."""
-import functools
 
 import jax
 import jax.numpy as jnp
@@ -8,15 +7,17 @@ import numpy as np
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from fuzz import compat, ir, model, oracles, seen_on
+from fuzz import compat, ir, model, oracles
+from fuzz.suppressions import seen_on
 from fuzz.ops.ref import AddUpdate, Get, MaskedLoad, MaskedStore, Swap
 from fuzz.ops.ref.common import Iota, Mask, Scalar
 from fuzz import emit, paths
+from fuzz.oracles import abstract_concrete, errors, invariants, model_vs_path, partial_discharge, path_vs_path
 from jax._src.pallas import primitives as pallas_primitives
 from jax._src.state import primitives as state_primitives
-from strategies import invalid_programs, programs
-from strategies.programs import data_refs, statements
-from hunting import (as_on_newest, hunt, lacked_here, needs, needs_eager_at, plants_rule, premise,
+from strategies.programs import data_refs, invalid_programs, programs, statements
+from hunting import (as_on_newest, hunt, lacked_here, needs, needs_eager_at,
+                     plant_addupdate_twice_while_a_ref_is_kept, plants_rule, premise,
                      rule_returning)
 
 
@@ -73,7 +74,7 @@ def test_strict_oracle_catches_a_swap_rule_changing_the_dtype(plant):
     swap_p = state_primitives.swap_p
     plant(compat.discharge_rules(), swap_p, rule_returning(
         swap_p, lambda v: v.astype(jnp.float32 if v.dtype != jnp.float32 else jnp.int32)))
-    f = _hunt(oracles.AvalNotPreserved, ("aval-preserved",), _data("abstract"), "swap")
+    f = _hunt(invariants.AvalNotPreserved, ("aval-preserved",), _data("abstract"), "swap")
     assert "returned a new value" in f.message
     assert any(isinstance(s, Swap) for s in f.case.body)
 
@@ -81,7 +82,7 @@ def test_strict_oracle_catches_a_swap_rule_changing_the_dtype(plant):
 def test_model_catches_a_swap_landing_on_the_next_element(plant):
     swap_p = state_primitives.swap_p
     plant(compat.discharge_rules(), swap_p, rule_returning(swap_p, _rolled))
-    f = _hunt(oracles.ModelMismatch, ("model-vs-path",),
+    f = _hunt(model_vs_path.ModelMismatch, ("model-vs-path",),
               _data("run_state", ops=(Get, Swap), transforms=("at",)), "swap")
     assert "expected (model)" in str(f)
     assert any(len(r.shape) >= 1 and np.prod(r.shape) >= 2 for r in f.case.refs)
@@ -97,7 +98,7 @@ def test_paths_disagree_when_only_discharge_goes_wrong(plant):
         new_invals, out = call()
         return new_invals, out + jnp.ones_like(out) if out.dtype != jnp.bool_ else ~out
     plant(compat.discharge_rules(), get_p, compat.wrap_rule(real, around))
-    f = _hunt(oracles.PathMismatch, ("path-vs-path",),
+    f = _hunt(path_vs_path.PathMismatch, ("path-vs-path",),
               _data("pallas_call", "tpu_interpret", dtypes=("int32",), ops=(Get, Swap)))
     assert "pallas_call/tpu_interpret" in str(f)
 
@@ -110,7 +111,7 @@ def test_eager_refs_disagree_with_jit_when_the_remat_rule_goes_wrong(plant):
     # remat2 rule shows as the two disagreeing.
     from jax._src.ad_checkpoint import remat_p
     plant(compat.discharge_rules(), remat_p, rule_returning(remat_p, _rolled))
-    f = _hunt(oracles.PathMismatch, ("path-vs-path",),
+    f = _hunt(path_vs_path.PathMismatch, ("path-vs-path",),
               _data("jax_refs", "eager", dtypes=("int32",), ops=(Get, Swap), transforms=("at",)))
     assert "jax_refs/eager" in str(f)
 
@@ -125,7 +126,7 @@ def test_abstract_oracle_catches_a_get_with_the_wrong_shape(plant):
         out, effects = real(*args, **params)
         return (out.update(shape=out.shape[:-1]) if out.shape else out), effects
     plant(get_p, "abstract_eval", dropping)
-    f = _hunt(oracles.AbstractConcreteMismatch, ("abstract-concrete",), _data("abstract"), "get")
+    f = _hunt(abstract_concrete.AbstractConcreteMismatch, ("abstract-concrete",), _data("abstract"), "get")
     assert "NumPy's arr[idx]" in f.message
 
 
@@ -139,7 +140,7 @@ def test_invalid_rejected_catches_a_swap_without_its_dtype_check(plant):
         val_aval = val_aval.update(dtype=ref_aval.inner_aval.dtype)
         return real(ref_aval, val_aval, *idx, **params)
     plant(swap_p, "abstract_eval", unchecked)
-    f = _hunt((oracles.SilentAcceptance, oracles.WrongError), ("invalid-rejected",),
+    f = _hunt((errors.SilentAcceptance, errors.WrongError), ("invalid-rejected",),
               invalid_programs(mistakes=("value_dtype",), paths=("abstract",)))
     assert f.primitive == "swap"
 
@@ -161,7 +162,7 @@ def test_model_catches_an_addupdate_rule_that_subtracts(plant):
         old = values[0]
         return [2 * old - new_invals[0], *new_invals[1:]], outs
     plant(compat.discharge_rules(), addupdate_p, compat.wrap_rule(real, around))
-    f = _hunt(oracles.ModelMismatch, ("model-vs-path",),
+    f = _hunt(model_vs_path.ModelMismatch, ("model-vs-path",),
               _data("run_state", dtypes=("int32",), ops=(Get, AddUpdate)), "addupdate")
     assert any(isinstance(s, AddUpdate) for s in f.case.body)
 
@@ -178,7 +179,7 @@ def test_effects_oracle_catches_a_swap_declaring_only_a_read(plant):
         return out, {ReadEffect(compat.effect_input(e)) if isinstance(e, WriteEffect) else e
                      for e in effects}
     plant(swap_p, "abstract_eval", read_only)
-    f = _hunt(oracles.EffectsMismatch, ("effects",), _data("abstract"), "swap")
+    f = _hunt(invariants.EffectsMismatch, ("effects",), _data("abstract"), "swap")
     assert "do not write" in f.message and f.statement is not None
     assert isinstance(f.case.body[f.statement], Swap)
 
@@ -187,36 +188,14 @@ def test_effects_oracle_catches_a_swap_declaring_only_a_read(plant):
 # jax.new_ref programs (from 0.7.2).
 @needs("jax.ref.addupdate", "jax.new_ref")
 def test_partial_discharge_catches_a_rule_that_goes_wrong_when_a_ref_is_kept(plant):
-    # While a discharge keeps some ref (should_discharge not all True),
-    # addupdate's rule adds twice: full and partial discharge then disagree.
-    from jax._src.state import discharge as state_discharge
-    addupdate_p = state_primitives.addupdate_p
-    real_rule = compat.discharge_rules()[addupdate_p]
-
-    def twice(call, in_avals, values, params):
-        new_invals, outs = call()
-        return [2 * v - values[0] if i == 0 and v is not None else v
-                for i, v in enumerate(new_invals)], outs
-    wrong = compat.wrap_rule(real_rule, twice)
-    real_discharge = state_discharge.discharge_state
-
-    # (with the real one's signature, which the abstract path reads: JAX < 0.10.2 takes consts)
-    @functools.wraps(real_discharge)
-    def discharge_state(*args, should_discharge=True, **kwargs):
-        partial = not (should_discharge is True or all(should_discharge))
-        rules = compat.discharge_rules()
-        rules[addupdate_p] = wrong if partial else real_rule
-        try:
-            return real_discharge(*args, should_discharge=should_discharge, **kwargs)
-        finally:
-            rules[addupdate_p] = real_rule
-    plant(state_discharge, "discharge_state", discharge_state)
+    # Full and partial discharge then disagree.
+    plant_addupdate_twice_while_a_ref_is_kept(plant)
     # Without masked stores, whose real discharge breaks partial discharge
     # (known: masked-swap-returns-transformed-ref) before the planted rule does;
     # in the default memory space, as the plant's arithmetic takes no other;
     # no scoped refs, which partial discharge cannot keep; two data refs in
     # use, since it keeps the first and discharges the others.
-    f = _hunt(oracles.PartialDischargeMismatch, ("partial-discharge",),
+    f = _hunt(partial_discharge.PartialDischargeMismatch, ("partial-discharge",),
               _data("abstract", dtypes=("int32",), ops=(Get, Swap, AddUpdate),
                     memory_spaces=(None,), transforms=("at",), scoped=False).filter(
                   lambda c: len(model.data_refs(c)) >= 2))
@@ -275,14 +254,14 @@ def test_model_catches_a_masked_load_reading_rotated_lanes(plant):
         refs = (draw(data_refs(("int32",)).filter(lambda r: 0 not in r.shape)),)
         load = draw(statements(refs, ops=(MaskedLoad,)).filter(lambda s: s.produces_value))
         return ir.Case(refs, (load, Swap(load.view, ir.Result(0))), ("run_state",))
-    f = _hunt(oracles.ModelMismatch, ("model-vs-path",), load_then_store())
+    f = _hunt(model_vs_path.ModelMismatch, ("model-vs-path",), load_then_store())
     assert isinstance(f.case.body[0], MaskedLoad) and "expected (model)" in str(f)
 
 
 def test_model_catches_a_masked_store_landing_on_the_next_element(plant):
     swap_p = pallas_primitives.swap_p
     plant(compat.discharge_rules(), swap_p, rule_returning(swap_p, _rolled))
-    f = _hunt(oracles.ModelMismatch, ("model-vs-path",),
+    f = _hunt(model_vs_path.ModelMismatch, ("model-vs-path",),
               _data("run_state", dtypes=("int32",), ops=(MaskedStore,)), "masked_swap")
     assert isinstance(f.case.body[f.statement], MaskedStore)
 
@@ -298,7 +277,7 @@ def test_invalid_rejected_catches_a_masked_load_without_its_mask_check(plant):
         avals = [a.update(shape=()) if a is mask else a for a in avals]
         return real(*avals, args_tree=args_tree, **params)
     plant(load_p, "abstract_eval", unchecked)
-    f = _hunt((oracles.SilentAcceptance, oracles.WrongError), ("invalid-rejected",),
+    f = _hunt((errors.SilentAcceptance, errors.WrongError), ("invalid-rejected",),
               invalid_programs(mistakes=("load_mask_shape",), max_statements=1,
                                paths=("abstract",)))
     assert f.primitive == "masked_load"
@@ -361,7 +340,7 @@ def test_model_catches_a_get_through_a_bitcast_reading_converted_values(plant):
     # instead of a reinterpretation of the same bits.
     from jax._src.state import discharge as state_discharge
     plant(state_discharge, "bitcast", lambda x, dtype: x.astype(dtype))
-    f = _hunt(oracles.ModelMismatch, ("model-vs-path",),
+    f = _hunt(model_vs_path.ModelMismatch, ("model-vs-path",),
               _data("run_state", dtypes=("int32", "float32"), ops=(Get, Swap)))
     assert any(isinstance(t, ir.Bitcast) for s in f.case.body for t in s.view.transforms)
 
@@ -382,7 +361,7 @@ def test_x64_cases_hold_64_bit_refs_only_with_the_flag():
 
 
 def test_the_minimizer_drops_x64_where_no_ref_needs_it():
-    from fuzz import minimize
+    from fuzz.triage import minimize
     case = ir.Case((ir.Ref("int32", ()),), (Get(ir.View(0)),), x64=True)
     assert not minimize.minimize(case, lambda c: True).case.x64
 
@@ -438,7 +417,7 @@ def test_model_catches_run_scoped_discharge_losing_the_updates_of_closed_over_re
         return [None] * len(new_invals), outs
     plant(compat.discharge_rules(), run_scoped_p,
           compat.wrap_rule(compat.discharge_rules()[run_scoped_p], lost))
-    f = _hunt(oracles.ModelMismatch, ("model-vs-path",),
+    f = _hunt(model_vs_path.ModelMismatch, ("model-vs-path",),
               _data("pallas_call").filter(lambda c: any(r.scoped for r in c.refs)))
     assert f.path == "pallas_call"
     assert any(r.scoped for r in f.case.refs)

@@ -2,7 +2,7 @@
 `discharge-fuzz bisect` finding a planted regression across real releases.
 
 The ``slow`` tests create one environment per release they name (uv, a few
-seconds each once downloaded; fuzz/releases.py) and run after the main
+seconds each once downloaded; fuzz/triage/releases.py) and run after the main
 suite in .ci/run: ``pytest -m slow``."""
 import json
 import os
@@ -10,11 +10,13 @@ import subprocess
 
 import pytest
 
-from fuzz import bisect, compat, findings, ir, known_findings, oracles, releases, seen_on
-from fuzz import unsupported
+from fuzz import compat, ir, oracles
+from fuzz.suppressions import known_findings, seen_on
+from fuzz.suppressions import unsupported
 from fuzz.cli import main as cli
 from fuzz.ops.ref import Get
 from fuzz.ops.semaphore import Signal
+from fuzz.triage import bisect, filing, releases
 
 OLDEST, NEWEST = releases.KNOWN[0], releases.KNOWN[-1]
 
@@ -25,7 +27,7 @@ def test_every_feature_the_eras_name_is_there_exactly_when_they_say_on_this_jax(
 
 
 def test_the_floor_is_the_first_release_with_all_three_apis():
-    assert compat.FLOOR == releases.parse(OLDEST) == (0, 6, 2)
+    assert compat.FLOOR == compat.parse_release(OLDEST) == (0, 6, 2)
     assert compat.supported(compat.jax_version())
     assert not compat.supported((0, 6, 1)) and not compat.supported((0, 13, 0))
 
@@ -191,7 +193,7 @@ def _filed_under_plant(tmp_path, monkeypatch, hook):
     with monkeypatch.context() as m:
         m.setattr(module, name, lambda value, transforms, aval: value)
         failure = oracles.check(REGRESSION).failures[0]
-        finding, _ = findings.record(
+        finding, _ = filing.record(
             failure, corpus_dir=tmp_path / "corpus", reports_dir=tmp_path / "reports",
             minimize=False, verify_prelude=f"import sys; sys.path[:0] = {[tests, bisect.ROOT]!r}\n"
                                            f"import campaign_plants; campaign_plants.{hook}()")

@@ -9,8 +9,9 @@ import sys
 import jax
 import pytest
 
-from fuzz import cli, corpus, findings, render, reports, reproducer, snippet
-from fuzz.known_findings import BY_ID
+from fuzz import cli, exits
+from fuzz.suppressions.known_findings import BY_ID
+from fuzz.triage import corpus, filing, findings, render, reports, reproducer, snippet
 from hunting import known_failure
 
 ROOT = os.path.join(os.path.dirname(__file__), os.pardir)
@@ -31,7 +32,7 @@ REQUIRED = {"signature", "oracle", "symptom", "stage", "versions", "first_seen",
 
 def _file(tmp_path, known_id):
     failure = known_failure(known_id)
-    return findings.record(failure, corpus_dir=tmp_path / "corpus",
+    return filing.record(failure, corpus_dir=tmp_path / "corpus",
                            reports_dir=tmp_path / "reports", verify=False)[0]
 
 
@@ -77,7 +78,7 @@ def test_report_all_marks_a_regression_fixed_when_it_no_longer_fails(tmp_path, c
     regression.write_text(json.dumps(data))
     args = ["report", "--all", "--no-verify", "--corpus-dir", str(tmp_path / "corpus"),
             "--reports-dir", str(tmp_path / "reports")]
-    assert cli.main(args) == cli.EXIT_FOUND
+    assert cli.main(args) == exits.EXIT_CHANGED
     assert json.loads((tmp_path / "reports" / f"{finding.id}.json").read_text())["status"] \
         == "fixed in this JAX"
     assert "| fixed in this JAX |" in (tmp_path / "reports" / reports.INDEX).read_text()
@@ -92,7 +93,7 @@ def test_report_all_relabels_a_finding_as_this_jax_shows_it(tmp_path):
     assert (data["symptom"], data["stage"]) == ("exception", "trace")
     record.write_text(json.dumps({**data, "symptom": "wrong value", "stage": "execution"}))
     assert cli.main(["report", "--all", "--no-verify", "--corpus-dir", str(tmp_path / "corpus"),
-                     "--reports-dir", str(tmp_path / "reports")]) == cli.EXIT_CLEAN
+                     "--reports-dir", str(tmp_path / "reports")]) == exits.EXIT_OK
     data = json.loads(record.read_text())
     assert (data["symptom"], data["stage"], data["status"]) == ("exception", "trace", "still failing")
     assert "| still failing | exception | trace |" in (tmp_path / "reports" / reports.INDEX).read_text()
@@ -103,8 +104,8 @@ def test_report_cli_files_a_case_and_counts_it_again(tmp_path, capsys):
     _skip_unless_bad_here(regression)
     args = ["report", "--no-verify", "--corpus-dir", str(tmp_path / "c"),
             "--reports-dir", str(tmp_path / "r"), regression]
-    assert cli.main(args) == cli.EXIT_CLEAN and "NEW" in capsys.readouterr().out
-    assert cli.main(args) == cli.EXIT_CLEAN and "hits 2" in capsys.readouterr().out
+    assert cli.main(args) == exits.EXIT_OK and "NEW" in capsys.readouterr().out
+    assert cli.main(args) == exits.EXIT_OK and "hits 2" in capsys.readouterr().out
 
 
 @pytest.mark.parametrize("regression", REGRESSIONS, ids=os.path.basename)

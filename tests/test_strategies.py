@@ -6,9 +6,9 @@ from hypothesis.errors import InvalidArgument
 
 from fuzz import ir, ops
 from fuzz.ops.semaphore import Read, Signal, Wait
-from strategies import (invalid_programs, programs, semaphore_shapes, semaphores,
-                        transform_chains)
-from strategies.programs import MISTAKES
+from strategies.programs import MISTAKES, invalid_programs, programs
+from strategies.semaphores import semaphore_shapes, semaphores
+from strategies.transforms import transform_chains
 
 # More than the ci profile's 150: a bound on the search, not its cost; `find`
 # stops at the first hit, and the rarest kinds take hundreds of draws.

@@ -12,10 +12,13 @@ import os
 
 import pytest
 
-from fuzz import (campaign, compat, corpus, findings, ir, known_findings, oracles, paths,
-                  reports, seen_on, unsupported)
+from fuzz import compat, ir, oracles, paths
+from fuzz.suppressions import known_findings, seen_on, unsupported
+from fuzz.campaign.property import Stats, check_property, filed_signatures
 from fuzz.ops.ref import Get
 from fuzz.ops.semaphore import Read, Signal, Wait
+from fuzz.oracles import errors, model_vs_path
+from fuzz.triage import corpus, filing, findings, reports
 from jax._src.pallas import primitives as pallas_primitives
 from jax._src.state import primitives as state_primitives
 from hunting import premise
@@ -79,7 +82,7 @@ def _other_primitive(case) -> str:
 
 
 def _filed() -> set[str]:
-    return campaign.filed_signatures(CORPUS, on_warning=pytest.fail)
+    return filed_signatures(CORPUS, on_warning=pytest.fail)
 
 
 def _reported(case, plant_hit):
@@ -194,8 +197,8 @@ def _worker_check(case):
     """`check_property` as a campaign worker runs it: filed signatures count
     as found already."""
     filed = _filed()
-    return campaign.check_property(
-        case, campaign.Stats(), already_found=lambda f: findings.signature(f) in filed)
+    return check_property(
+        case, Stats(), already_found=lambda f: findings.signature(f) in filed)
 
 
 def test_a_filed_wrong_value_signature_does_not_swallow_another_wrong_value(plant):
@@ -209,7 +212,7 @@ def test_a_filed_wrong_value_signature_does_not_swallow_another_wrong_value(plan
     # ("final s0[0] is 0, expected 1"); its shape of failure does not.
     case = ir.Case((ir.Ref("int16", (2,)),), (Signal(_at(0, 0), ir.Int(1)),),
                    paths=("run_state",))
-    with pytest.raises(oracles.ModelMismatch) as caught:
+    with pytest.raises(model_vs_path.ModelMismatch) as caught:
         _worker_check(case)
     assert caught.value.primitive == "semaphore_signal"
 
@@ -217,13 +220,13 @@ def test_a_filed_wrong_value_signature_does_not_swallow_another_wrong_value(plan
 def test_an_unlisted_not_implemented_error_is_a_finding(plant):
     plant(compat.discharge_rules(), signal_p, _raising(signal_p, NotImplementedError("broke")))
     case = ir.Case((ir.Ref("int16", ()),), (Signal(ir.View(0), ir.Int(1)),))
-    stats = campaign.Stats()
-    with pytest.raises(oracles.UnexpectedError) as caught:
-        campaign.check_property(case, stats)
+    stats = Stats()
+    with pytest.raises(errors.UnexpectedError) as caught:
+        check_property(case, stats)
     assert caught.value.symptom_of() == "unsupported" and not stats.unsupported
     for path in ("run_state", "pallas_call"):   # the TPU interpreter runs no such rule
-        with pytest.raises(oracles.UnexpectedError):
-            campaign.check_property(dataclasses.replace(case, paths=(path,)), stats)
+        with pytest.raises(errors.UnexpectedError):
+            check_property(dataclasses.replace(case, paths=(path,)), stats)
 
 
 def _invalid_read(view, expect):
@@ -243,7 +246,7 @@ def _invalid_read(view, expect):
 ], ids=["non-scalar-read", "bitcast-read"])
 def test_a_broad_invalid_program_matcher_does_not_swallow_another_error(case, plant):
     plant(compat.discharge_rules(), signal_p, _raising(signal_p, KeyError("planted")))
-    with pytest.raises(oracles.WrongError) as caught:
+    with pytest.raises(errors.WrongError) as caught:
         _worker_check(case)
     assert "KeyError" in caught.value.message and caught.value.statement == 0
 
@@ -255,7 +258,7 @@ def test_a_duplicate_gather_does_not_swallow_a_lost_wait_elsewhere(plant):
                    (Signal(ir.View(1), ir.Int(1)), Wait(ir.View(1), ir.Int(1)),
                     Read(ir.View(1)), Read(gather)),
                    paths=("run_state", "pallas_call"))
-    with pytest.raises(oracles.ModelMismatch) as caught:
+    with pytest.raises(model_vs_path.ModelMismatch) as caught:
         _worker_check(case)
     assert caught.value.statement == 1 and caught.value.primitive == "semaphore_wait"
 
@@ -293,13 +296,13 @@ def test_a_reproducer_that_does_not_reproduce_is_flaky_not_new(plant, tmp_path):
                    paths=("pallas_call",))
     failure = oracles.check(case).failures[0]
     dirs = {"corpus_dir": tmp_path / "c", "reports_dir": tmp_path / "r"}
-    finding, new = findings.record(failure, **dirs, minimize=False)
+    finding, new = filing.record(failure, **dirs, minimize=False)
     assert (finding.status, new) == ("flaky", False)
     assert (tmp_path / "r" / "flaky" / f"{finding.id}.json").exists()
     assert not (tmp_path / "c").exists() or not list((tmp_path / "c").rglob("*.json"))
-    again, new = findings.record(failure, **dirs, minimize=False)
+    again, new = filing.record(failure, **dirs, minimize=False)
     assert (again.status, again.hits, new) == ("flaky", 2, False)
-    unverified, new = findings.record(failure, corpus_dir=tmp_path / "c2",
+    unverified, new = filing.record(failure, corpus_dir=tmp_path / "c2",
                                       reports_dir=tmp_path / "r2", minimize=False, verify=False)
     assert (unverified.status, new) == ("unverified", True)
 

@@ -4,12 +4,14 @@ derivatives through refs against finite differences (grad-matches), each
 with a planted wrong batching or AD rule."""
 import jax.numpy as jnp
 
-from fuzz import ir, oracles, seen_on
+from fuzz import ir, oracles, paths
+from fuzz.suppressions import seen_on
 from fuzz.ops.control import Cond, Loop, Wrap
 from fuzz.ops.ref import AddUpdate, Get, Swap
 from fuzz.ops.ref.common import Fill
+from fuzz.oracles import grad_matches, vmap_stack
 from hunting import batching_rule, hunt, lacked_here, needs_eager_at, premise
-from strategies import programs
+from strategies.programs import programs
 
 R = ir.Ref("int32", (3,))
 AT = [ir.View(0, (ir.At((ir.Int(k),)),)) for k in range(3)]
@@ -30,7 +32,7 @@ def _plant_swap_batching_flipping_its_value(plant):
 
 def test_vmap_stack_catches_a_swap_batching_rule_mixing_up_batch_elements(plant):
     _plant_swap_batching_flipping_its_value(plant)
-    f = hunt(oracles.VmapMismatch, ("vmap-stack",), programs(
+    f = hunt(vmap_stack.VmapMismatch, ("vmap-stack",), programs(
         max_semaphores=0, data_dtypes=("int32",), max_statements=3, paths=("eager",),
         x64=False, scoped=False, ops=(Loop, Get, Swap), transforms=("at",)), statements=2)
     assert f.path == "eager" and "one by one" in str(f)
@@ -70,7 +72,7 @@ def _plant_get_jvp_doubling_its_tangent(plant):
 
 def test_grad_matches_catches_a_get_jvp_doubling_its_tangent(plant):
     _plant_get_jvp_doubling_its_tangent(plant)
-    f = hunt(oracles.GradMismatch, ("grad-matches",), programs(
+    f = hunt(grad_matches.GradMismatch, ("grad-matches",), programs(
         max_semaphores=0, data_dtypes=("float32",), max_statements=3, paths=("eager",),
         x64=False, scoped=False, ops=(Loop, Get, Swap, AddUpdate), transforms=("at",)),
         statements=2)
@@ -130,7 +132,6 @@ def test_a_custom_vjp_leaves_grad_out_but_a_batching_bug_beside_it_is_caught(pla
 @needs_eager_at
 def test_vmap_stack_nests_two_levels_with_any_axes():
     """vmap of vmap, operands and results batched along axes other than 0."""
-    from fuzz import metamorphic
     case = ir.Case((R, ir.Ref("int32", (2, 2))),
                    (Swap(AT[0], Fill(ir.Int(4, True))),
                     AddUpdate(ir.View(1, (ir.At((ir.Int(1, True),)),)), Fill(ir.Int(3, True), (2,))),
@@ -138,10 +139,10 @@ def test_vmap_stack_nests_two_levels_with_any_axes():
     report = oracles.check(case, oracles=("vmap-stack",))
     assert report.compared.get("vmap-stack") == 2 and not report.failures, report.failures
     for path in ("eager", "pallas_call"):
-        call, args = metamorphic.paths.load(case, path)["function"]()
+        call, args = paths.load(case, path)["function"]()
         import jax
         leaves = jax.tree_util.tree_leaves(args)
-        ins, outs = metamorphic._vmap_axes(path, leaves, jax.eval_shape(call, *args))
+        ins, outs = vmap_stack.vmap_axes(path, leaves, jax.eval_shape(call, *args))
         assert len(ins) == 2 and any(a not in (0, None) for level in ins for a in level)
         assert any(a != 0 for level in outs for a in level)
 
@@ -174,7 +175,7 @@ def test_grad_matches_catches_a_get_transpose_doubling_its_cotangent(plant):
     def doubled(g, *args, **params):
         return real(g if type(g) is ad_util.Zero else 2 * g, *args, **params)
     plant(table, get_p, doubled)
-    f = hunt(oracles.GradMismatch, ("grad-matches",), programs(
+    f = hunt(grad_matches.GradMismatch, ("grad-matches",), programs(
         max_semaphores=0, data_dtypes=("float32",), max_statements=3, paths=("eager",),
         x64=False, scoped=False, ops=(Get, Swap, AddUpdate), transforms=("at",)),
         statements=2)

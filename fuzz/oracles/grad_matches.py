@@ -1,0 +1,122 @@
+"""``grad-matches``: on a path's program (``GRAD``: the ``eager`` path's
+``jax.new_ref`` program and ``pl.run_state``'s) under ``jax.jit``, as a
+function of its float refs' initial contents (to their final contents),
+forward- and reverse-mode derivatives (the JVP and transpose rules of get,
+swap and addupdate, and of the control flow around them, then discharge)
+against finite differences and each other, with
+``jax.test_util.check_grads``. The programs are linear in those contents,
+so central differences are exact but for rounding, and a step of 1 keeps
+that rounding small at float32 (the default step, 1e-4, loses about 1% on
+values near 20). (Not the jax_refs program: its ``jax.checkpoint`` around
+the kernel drops every ref write from reverse mode, a known bug that would
+hide all others.)"""
+from __future__ import annotations
+
+import jax
+import numpy as np
+from jax.test_util import check_grads
+
+from fuzz import emit, ir, model, paths
+from fuzz.oracles.base import OracleFailure, refused, same, show, side_by_side
+
+# The float dtypes whose refs grad-matches differentiates (bf16 and f16 round
+# too coarsely for finite differences).
+GRAD_DTYPES = ("float32", "float64")
+# The finite-difference step: the programs are linear in the differentiated
+# contents (stores, adds, selects; control flow hangs on dyn only), so a
+# large step has no truncation error and the least rounding.
+GRAD_STEP = 1.0
+
+
+def _differentiated(case: ir.Case) -> list[int]:
+    """The refs grad-matches differentiates: unscoped float refs in use."""
+    return [i for i in paths.unscoped(case)
+            if i in model.data_refs(case) and case.refs[i].kind in GRAD_DTYPES]
+
+
+def _close(a, b) -> bool:
+    """Tangents equal up to float32 rounding (check_grads' tolerance)."""
+    return all(np.allclose(x, y, rtol=2e-3, atol=2e-3) for x, y in zip(a, b))
+
+
+class GradMismatch(OracleFailure):
+    """Derivatives through refs disagree with finite differences (or raise)."""
+    oracle = "grad-matches"
+    under_jit = True
+    RANK, COST = 3.3, 8   # jvp, linearize, vjp and check_grads' runs
+
+    @classmethod
+    def applies(cls, report):
+        return None if _differentiated(report.case) else "no float32 or float64 ref in use"
+
+    @classmethod
+    def compare(cls, report):
+        found = []
+        for o in (o for o in report.fine if paths.fact(o.path, "GRAD")):
+            if reason := refused(report.case, "grad", o.path):
+                report.not_applied[cls.oracle] = reason
+                continue
+            found += cls.grad_matches(report.case, o)
+            report.count(cls.oracle)
+        return found
+
+    @classmethod
+    def grad_matches(cls, case: ir.Case, outcome: paths.Outcome) -> list[OracleFailure]:
+        """``outcome`` is an error-free run of ``case`` on a ``GRAD`` path,
+        whose program's argument leaves end with the unscoped refs' contents."""
+        call, args = paths.load(case, outcome.path)["function"]()
+        call = jax.jit(call)
+        leaves, tree = jax.tree_util.tree_flatten(args)
+        refs, wrt = paths.unscoped(case), _differentiated(case)
+        at = [len(leaves) - len(refs) + refs.index(i) for i in wrt]
+        names = [n for n, _ in paths.MODULES[outcome.path].results(case)]
+        out_at = [names.index(f"r{i}") for i in wrt]
+
+        def of_floats(*xs):
+            full = list(leaves)
+            for k, x in zip(at, xs):
+                full[k] = x
+            results = call(*jax.tree_util.tree_unflatten(tree, full))
+            return tuple(results[k] for k in out_at)
+        # Forward mode against finite differences first, then reverse mode
+        # against forward (a transpose rule's bug shows in "rev" only).
+        # Reverse mode through a while loop is not defined (JAX says so).
+        modes = ("fwd",) if any(s.primitive == "while" for s in case.statements) else ("fwd", "rev")
+        xs = tuple(leaves[k] for k in at)
+        what = f"r{', r'.join(map(str, wrt))} ({', '.join(names[k] for k in out_at)} out)"
+        for mode in modes:
+            try:
+                # The value each transformation computes along the way first: a
+                # wrong one is a wrong value, not a wrong derivative. Reverse
+                # mode transposes jax.linearize's linear function: its tangents
+                # must be jax.jvp's (forward mode ran first, and passed).
+                if mode == "fwd":
+                    plain, (value, tangents) = of_floats(*xs), jax.jvp(of_floats, xs, xs)
+                    along = {"jax.jvp": value}
+                else:
+                    value, linear = jax.linearize(of_floats, *xs)
+                    along = {"jax.linearize": value, "jax.vjp": jax.vjp(of_floats, *xs)[0]}
+                for transform, value in along.items():
+                    if not same(plain, value):
+                        return [cls.fail(case, "?", outcome.path,
+                                         f"{mode}: the value of {what} under {transform} "
+                                         "differs from the plain call's",
+                                         side_by_side(case, [("values", show(plain), show(value))],
+                                                      "plain", transform),
+                                         shape=f"{mode} value differs")]
+                if mode == "rev" and not _close(linearized := linear(*xs), tangents):
+                    return [cls.fail(case, "?", outcome.path,
+                                     f"{mode}: the tangents of {what} under jax.linearize "
+                                     "differ from jax.jvp's",
+                                     side_by_side(case, [("tangents", show(tangents),
+                                                          show(linearized))],
+                                                  "jax.jvp", "jax.linearize"),
+                                     shape=f"{mode} tangents differ")]
+                check_grads(of_floats, xs, order=1, modes=(mode,), eps=GRAD_STEP)
+            except Exception as e:  # noqa: BLE001 - a mismatch, or AD that raises: both findings
+                shape = (f"{mode} derivatives differ" if isinstance(e, AssertionError)
+                         else f"{mode} raised {type(e).__name__}")
+                return [cls.fail(case, "?", outcome.path,
+                                 f"{mode} derivatives of {what}: {paths.first_line(e)}",
+                                 f"program:\n{emit.kernel_source(case)}", shape=shape)]
+        return []
