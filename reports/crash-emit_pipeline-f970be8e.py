@@ -1,6 +1,8 @@
 # Reproducer for discharge-fuzz finding crash-emit_pipeline-f970be8e.
 # Runs the kernel below on the `pallas_call` path and compares the result with what
 # a correct JAX gives. Exit status: 1 = the bug reproduces, 0 = it does not.
+import faulthandler
+faulthandler.dump_traceback_later(30, exit=True)  # a hang: after 30 s, print where it is stuck and exit 1
 # discharge-fuzz case (schema 6) on path `pallas_call`.
 import json
 import jax
@@ -28,9 +30,8 @@ def pallas_kernel(dyn, x0, out, r0):
 def function():
     """The program as a function, and its arguments."""
     call = pl.pallas_call(
-        pallas_kernel,
-        out_shape=(jax.ShapeDtypeStruct(OUT, jnp.int32), jax.ShapeDtypeStruct((1, 2), jnp.int64), ),
-        scratch_shapes=[], interpret=True)
+        pallas_kernel, interpret=True,
+        out_shape=(jax.ShapeDtypeStruct(OUT, jnp.int32), jax.ShapeDtypeStruct((1, 2), jnp.int64), ))
     return call, (DYN, (jax.lax.iota(jnp.int32, 2).reshape((1, 2)) % 7 + 1).astype(jnp.int64), )
 
 def run():

@@ -85,3 +85,22 @@ def test_a_reproducer_tries_the_path_the_bug_was_seen_on_and_skips_an_unknown_on
     assert order[0] == "tpu_interpret_eager" and "pallas_call" in order
     # a dead worker whose stack named no path ("?") still gets a reproducer
     assert reproducer.candidate_paths(copy, ["?"])[0] == "pallas_call"
+
+
+def test_a_hangs_reproducer_stops_itself_and_says_where_it_was_stuck():
+    """Run alone, a hang's reproducer does not hang forever: its watchdog
+    prints every thread's stack and exits 1; the harness calls that a hang."""
+    text = (reproducer._WATCHDOG.format(limit=1) +
+            "import time\n\ndef stuck_here():\n    time.sleep(60)\n\nstuck_here()\n")
+    result = reproducer.check_script(text, timeout=30)
+    assert result["status"] == "timeout" and result["exit_code"] == 1, result
+    assert "stuck_here" in result["output"] and result["seconds"] < 20, result
+    assert reproducer.died(result)
+
+
+def test_a_fatal_failures_reproducer_carries_its_watchdog():
+    hang = reproducer.script(HAND_WRITTEN_TRIGGER, "run_state", fatal=True, watchdog_s=30)
+    crash = reproducer.script(HAND_WRITTEN_TRIGGER, "run_state", fatal=True)
+    assert "faulthandler.dump_traceback_later(30, exit=True)" in hang
+    assert "faulthandler.enable()" in crash and "dump_traceback_later" not in crash
+    assert "faulthandler" not in reproducer.script(HAND_WRITTEN_TRIGGER, "run_state")

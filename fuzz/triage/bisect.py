@@ -102,10 +102,13 @@ def step(request: dict) -> dict:
     path = request["path"]
     if why := paths.not_applicable(case, path):
         return {"verdict": "n/a", "detail": why, "jax": version}
+    hang_s = request.get("timeout_s") if request["fatal"] else None
     text = reproducer.rendered(case, path, request["id"], values=request["values"],
-                               jit=request["jit"])
+                               jit=request["jit"], fatal=request["fatal"], watchdog_s=hang_s)
+    # (a little past a hang's watchdog, so that it says where it was stuck)
     ran = reproducer.check_script(text, prelude=_prelude(request),
-                                  timeout=request.get("timeout_s") or reproducer.TIMEOUT_S)
+                                  timeout=hang_s + 15 if hang_s else
+                                  request.get("timeout_s") or reproducer.TIMEOUT_S)
     return {**judge(ran, request), "jax": version, "seconds": ran["seconds"]}
 
 

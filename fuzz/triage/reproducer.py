@@ -25,14 +25,27 @@ _HEADER = '''\
 # Runs the kernel below on the `{path}` path and compares the result with what
 # a correct JAX gives. Exit status: 1 = the bug reproduces, 0 = it does not.
 {internal}'''
+# A reproducer of a hang stops itself: it prints where every thread is stuck
+# and exits 1 (faulthandler); one of a crash prints where the process died.
+_WATCHDOG = ("import faulthandler\n"
+             "faulthandler.dump_traceback_later({limit:g}, exit=True)  # a hang: after {limit:g} s, "
+             "print where it is stuck and exit 1\n")
+_CRASH = "import faulthandler\nfaulthandler.enable()  # a crash: print where the process died\n"
 _INTERNAL = ("# NOTE: the `abstract` path discharges without evaluating, which only JAX\n"
              "# internals (jax._src) can do: the failure lives there.\n")
 
 
 def script(case: ir.Case, path: str, finding_id: str = "(unfiled)", *, values=None,
-           jit: bool = False) -> str:
+           jit: bool = False, fatal: bool = False, watchdog_s: float | None = None) -> str:
+    """The reproducer's text; that of a ``fatal`` failure (the process dying
+    is the bug) prints where it died, and with ``watchdog_s``, a hang's,
+    stops itself after that long."""
     header = _HEADER.format(id=finding_id, path=path,
                             internal=_INTERNAL if paths.fact(path, "INTERNAL") else "")
+    if watchdog_s:
+        header += _WATCHDOG.format(limit=watchdog_s)
+    elif fatal:
+        header += _CRASH
     return header + render.render_check(case, path, values=values, jit=jit)
 
 
@@ -43,15 +56,21 @@ def for_failure(case: ir.Case, path: str, failure, finding_id: str = "(unfiled)"
 
 
 def rendering_of(failure) -> dict:
-    return {"values": bool(failure.wrong_value), "jit": bool(failure.under_jit)}
+    how = {"values": bool(failure.wrong_value), "jit": bool(failure.under_jit)}
+    if failure.fatal:   # a crash, or a hang with as long as the campaign waited
+        how["fatal"] = True
+        how["watchdog_s"] = getattr(failure, "limit_s", None)
+    return how
 
 
-def rendered(case: ir.Case, path: str, finding_id: str, *, values: bool, jit: bool) -> str:
+def rendered(case: ir.Case, path: str, finding_id: str, *, values: bool, jit: bool,
+             fatal: bool = False, watchdog_s: float | None = None) -> str:
     """The reproducer rendered as `rendering_of` says (``values``: compare
     with the model's values), on this JAX release: `fuzz.triage.bisect` renders a
     filed one again on each release this way."""
     return script(case, path, finding_id,
-                  values=render.model_values(case, path) if values else None, jit=jit)
+                  values=render.model_values(case, path) if values else None, jit=jit,
+                  fatal=fatal, watchdog_s=watchdog_s)
 
 
 def died(result: dict) -> bool:
@@ -65,7 +84,8 @@ def check_script(text: str, *, prelude: str | None = None, timeout: float = TIME
     checkout is importable). ``prelude`` runs first in that interpreter.
 
     Returns ``{"status": "reproduces" | "does not reproduce" | "broken" |
-    "timeout", "exit_code", "output", "error", "seconds"}``."""
+    "timeout", "exit_code", "output", "error", "seconds"}``; "timeout" also
+    when the script's own watchdog stopped it (its output: where it was stuck)."""
     with tempfile.TemporaryDirectory(prefix="discharge-fuzz-repro-") as tmp:
         path = os.path.join(tmp, "reproducer.py")
         with open(path, "w", encoding="utf-8") as f:
@@ -84,13 +104,20 @@ def check_script(text: str, *, prelude: str | None = None, timeout: float = TIME
     lines = proc.stdout.strip().splitlines()
     verdict = _verdict(lines[-1]) if lines else None
     shown = "\n".join(line for line in lines[:-1])
-    if verdict is None or proc.returncode not in (0, 1):
+    if verdict is None and _WATCHDOG_FIRED in proc.stderr:
+        status = "timeout"
+        shown = proc.stderr[proc.stderr.index(_WATCHDOG_FIRED):][:3000]
+    elif verdict is None or proc.returncode not in (0, 1):
         status = "broken"  # the script itself did not run to its verdict
         shown = (proc.stdout + proc.stderr)[-3000:]
     else:
         status = "reproduces" if proc.returncode == 1 else "does not reproduce"
     return {"status": status, "exit_code": proc.returncode, "output": shown,
             "error": verdict.get("error") if verdict else None, "seconds": seconds}
+
+
+# What faulthandler.dump_traceback_later writes first when it fires.
+_WATCHDOG_FIRED = "Timeout ("
 
 
 def _verdict(line: str) -> dict | None:
@@ -151,7 +178,9 @@ def best(case: ir.Case, affected, failure, *, verify: bool = True,
     for path in candidates:
         text = for_failure(case, path, failure, finding_id)
         result = {"path": path, "script": text, **how,
-                  **check_script(text, prelude=prelude, timeout=how.get("timeout_s", TIMEOUT_S))}
+                  # (a little past a hang's watchdog, so that it says where it was stuck)
+                  **check_script(text, prelude=prelude,
+                                 timeout=how["timeout_s"] + 15 if "timeout_s" in how else TIMEOUT_S)}
         if failure.fatal:  # the interpreter dying or hanging is the bug
             result["status"] = "reproduces" if died(result) else "does not reproduce"
         elif result["status"] == "reproduces" and wanted is not None and result["error"] != wanted:
