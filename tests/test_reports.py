@@ -67,7 +67,10 @@ def test_report_follows_the_bug_template_and_has_a_record(tmp_path):
     assert REQUIRED <= set(record)
     assert record["symptom"] == "missing error" and record["versions"]["jax"]
     index = (tmp_path / "reports" / reports.INDEX).read_text()
-    assert f"[{finding.id}]({finding.id}.md) | unverified |" in index   # --no-verify
+    # --no-verify; an invalid program accepted is a usability issue
+    assert (f"[{finding.id}]({finding.id}.md) | unclear or missing error on invalid code | "
+            "unverified |") in index
+    assert "**Severity:** unclear or missing error on invalid code." in md
 
 
 def test_report_all_marks_a_regression_fixed_when_it_no_longer_fails(tmp_path, capsys):
@@ -175,3 +178,23 @@ def test_a_title_says_the_bug_in_words_and_no_signature(tmp_path):
     title = reports.title(finding)
     assert finding.id.rsplit("-", 1)[1] not in title and "|" not in title
     assert title.startswith(f"An invalid `{finding.primitive}` is accepted without the error"), title
+
+
+def test_the_index_ranks_by_severity_then_releases_then_hits(tmp_path):
+    """A silent wrong value before a crash before a refusal before a missing
+    error; among equals, the one bad on more releases, then the most hit."""
+    def record(fid, oracle, symptom, hits=1, bad=0, exception=None):
+        rels = {f"0.{n}.0": {"verdict": "bad"} for n in range(bad)}
+        return {"id": fid, "oracle": oracle, "symptom": symptom, "hits": hits,
+                "exception": exception, "releases": {"releases": rels} if rels else None}
+    rows = [record("usability", "invalid-rejected", "missing error", hits=99),
+            record("refused", "valid-runs", "unsupported", exception="NotImplementedError"),
+            record("crash", "crash", "timeout"),
+            record("wrong-few", "model-vs-path", "wrong value", bad=1),
+            record("wrong-many", "model-vs-path", "wrong value", bad=3),
+            record("wrong-many-hit", "model-vs-path", "wrong value", bad=3, hits=5)]
+    assert [r["id"] for r in sorted(rows, key=reports._rank)] == [
+        "wrong-many-hit", "wrong-many", "wrong-few", "crash", "refused", "usability"]
+    assert [reports.severity(r) for r in rows[:3]] == [
+        "unclear or missing error on invalid code", "valid code refused",
+        "crash or hang on valid code"]

@@ -10,7 +10,7 @@ from __future__ import annotations
 import importlib
 import pkgutil
 
-from fuzz.oracles.base import CaseReport, OracleFailure, class_of, names, registered
+from fuzz.oracles.base import SEVERITIES, CaseReport, OracleFailure, class_of, names, registered
 from fuzz.oracles.tiers import check
 
 for _module in pkgutil.iter_modules(__path__):
@@ -19,4 +19,5 @@ for _module in pkgutil.iter_modules(__path__):
 ORACLES: tuple[type[OracleFailure], ...] = tuple(registered())
 ORACLE_NAMES: tuple[str, ...] = names()
 
-__all__ = ["CaseReport", "OracleFailure", "ORACLES", "ORACLE_NAMES", "check", "class_of"]
+__all__ = ["CaseReport", "OracleFailure", "ORACLES", "ORACLE_NAMES", "SEVERITIES", "check",
+           "class_of"]

@@ -27,6 +27,9 @@ import numpy as np
 from fuzz import emit, ir, model, paths
 from fuzz.suppressions import unsupported
 
+# How a maintainer ranks a report (shared/MAINTAINER_REVIEW.md), most severe first.
+SEVERITIES = ("silent wrong value", "crash or hang on valid code", "valid code refused",
+              "unclear or missing error on invalid code")
 _REGISTRY: dict[str, list[type[OracleFailure]]] = {}
 _ORDERED: list[type[OracleFailure]] = []   # `registered`, made once after each registration
 
@@ -82,6 +85,16 @@ class OracleFailure(AssertionError):
     def symptom_of(self) -> str:
         # e.g. an exception under jax.jit where the eager run works
         return "exception" if self.raised and self.symptom == "wrong value" else self.symptom
+
+    @classmethod
+    def severity(cls, symptom: str) -> str:
+        """Its finding's class for a maintainer (one of `SEVERITIES`), given
+        the finding's symptom (`symptom_of`): a valid program that raises
+        crashes; one refused as unsupported is refused; else a value (or an
+        invariant discharge keeps silently) is wrong."""
+        if symptom == "unsupported":
+            return SEVERITIES[2]
+        return SEVERITIES[1] if symptom == "exception" else SEVERITIES[0]
 
     # --- what the tiers call (each oracle overrides what it does) ------------
 

@@ -7,7 +7,7 @@ import re
 
 from fuzz import blame, ir, paths
 from fuzz.suppressions import unsupported
-from fuzz.oracles.base import OracleFailure
+from fuzz.oracles.base import SEVERITIES, OracleFailure
 
 
 def _where(outcome, probe) -> int | None:
@@ -59,7 +59,15 @@ class UnexpectedError(OracleFailure):
                          statement=_where(outcome, probe))]
 
 
-class SilentAcceptance(OracleFailure):
+class _Invalid(OracleFailure):
+    """An invalid program's failure: a usability issue, however it fails."""
+
+    @classmethod
+    def severity(cls, symptom):
+        return SEVERITIES[3]
+
+
+class SilentAcceptance(_Invalid):
     """An invalid case ran without the error a user should get."""
     oracle = "invalid-rejected"
     symptom, stage, error_is_the_symptom = "missing error", "trace", True
@@ -77,7 +85,7 @@ class SilentAcceptance(OracleFailure):
             f"{expect.type} matching {expect.match!r}"))]
 
 
-class WrongError(OracleFailure):
+class WrongError(_Invalid):
     """An invalid case raised, but not the clean error a user should get."""
     oracle = "invalid-rejected"
     symptom, stage, error_is_the_symptom = "exception", None, True

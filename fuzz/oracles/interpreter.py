@@ -9,7 +9,7 @@ from __future__ import annotations
 import re
 
 from fuzz import paths
-from fuzz.oracles.base import (OracleFailure, chained, comparable, groups, leftover_differs,
+from fuzz.oracles.base import (SEVERITIES, OracleFailure, chained, comparable, groups, leftover_differs,
                                model_judges, program, side_by_side)
 
 
@@ -81,6 +81,10 @@ class LeftoverMissed(OracleFailure):
     as a crash on hardware."""
     oracle = "left-over-counts"
     RANK, COST = 2.4, 0
+
+    @classmethod
+    def severity(cls, symptom):
+        return SEVERITIES[3]   # the report JAX promises is missing
 
     @classmethod
     def applies(cls, report):

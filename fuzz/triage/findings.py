@@ -50,6 +50,10 @@ class Crash:
     def symptom_of(self) -> str:
         return self.symptom
 
+    @staticmethod
+    def severity(symptom: str) -> str:
+        return oracles.SEVERITIES[1]   # a crash, a hang or running out of memory
+
     def __str__(self):
         return f"[crash] {self.path}: {self.message}"
 

@@ -86,6 +86,22 @@ _DOES = {"crash": "kills the process", "timeout": "hangs", "oom": "runs out of m
          "unsupported": "is refused as unsupported"}
 
 
+def severity(record: dict) -> str:
+    """The report's class for a maintainer (`oracles.SEVERITIES`), as its
+    oracle says of its symptom."""
+    facts = (findings.Crash if record["oracle"] == findings.Crash.oracle else
+             oracles.class_of(record["oracle"], raised=record.get("exception") is not None))
+    return facts.severity(record["symptom"])
+
+
+def _rank(record: dict) -> tuple:
+    """Where a report stands in the index: by severity, then by how many
+    releases it is bad on, then by hits."""
+    bad = sum(v.get("verdict") == "bad"
+              for v in ((record.get("releases") or {}).get("releases") or {}).values())
+    return oracles.SEVERITIES.index(severity(record)), -bad, -record.get("hits", 0), record["id"]
+
+
 def title(finding) -> str:
     """The bug in words: a known finding's own description, else what its
     primitive does, where; never its signature."""
@@ -150,7 +166,8 @@ def markdown(finding) -> str:
     repro = finding.reproducer or {}
     verified = repro.get("status")
     lines = [f"# {title(finding)}", "",
-             f"<!-- discharge-fuzz finding {finding.id}; signature: {finding.signature} -->", ""]
+             f"<!-- discharge-fuzz finding {finding.id}; signature: {finding.signature} -->", "",
+             f"**Severity:** {_facts(finding).severity(finding.symptom)}.", ""]
     if finding.case is not None and repro.get("path"):
         lines += ["```python", snippet.snippet(
             finding.case, repro["path"], jit=reproducer.rendering(repro)["jit"],
@@ -255,13 +272,15 @@ def write_index(reports_dir) -> None:
             "*unverified* (filed with `--no-verify`). A finding whose reproducer did not "
             "reproduce in a fresh interpreter is *flaky*: it is kept apart in `flaky/` "
             "and not to be filed. A whole-program oracle (one that compares two "
-            "paths or runs) names no primitive.", "",
-            "| finding | status | symptom | stage | oracle / primitive | paths | hits | first seen | last seen | reproducer | kernel lines | releases |",
-            "|---|---|---|---|---|---|---|---|---|---|---|---|"]
-    for r in records(reports_dir):
+            "paths or runs) names no primitive. Sorted by severity (" +
+            "; ".join(oracles.SEVERITIES) + "), then by the releases a finding is bad on, "
+            "then by hits.", "",
+            "| finding | severity | status | symptom | stage | oracle / primitive | paths | hits | first seen | last seen | reproducer | kernel lines | releases |",
+            "|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
+    for r in sorted(records(reports_dir), key=_rank):
         repro = (r.get("reproducer") or {}).get("status", "-")
         rows.append(
-            f"| [{r['id']}]({r['id']}.md) | {r['status']} | {r['symptom']} | {r['stage']} | "
+            f"| [{r['id']}]({r['id']}.md) | {severity(r)} | {r['status']} | {r['symptom']} | {r['stage']} | "
             f"{_oracle(r)} | {', '.join(r['paths'])} | {r['hits']} | "
             f"{r['first_seen'][:10]} | {r['last_seen'][:10]} | "
             f"{repro} | {r.get('kernel_lines', '-')} | "
