@@ -55,6 +55,11 @@ class Meaning:
     # semaphore (docs/pallas/tpu/distributed.md, "Failure modes"), so the
     # count must be reported left over at exit.
     unknown: frozenset = frozenset()
+    # Reads no path need agree on, by number: a DMA semaphore read while a
+    # copy in flight moves its count. On hardware that read races with the
+    # copy, and JAX's docs say the count a DMA adds may not be exact
+    # (docs/pallas/tpu/distributed.md, "DMA Semaphores").
+    unknown_reads: frozenset = frozenset()
     # On a mesh, whether its only race is a copy landing where another
     # device's kernel start wrote (``undefined`` says so): a path that runs
     # the devices in lockstep, a remote start a collective of all of them
@@ -144,6 +149,7 @@ class Memory:
         self.writers = [np.full(r.shape, None, dtype=object) for r in case.refs]
         self.reads: list[int] = []
         self.read_writers: list[int | None] = []
+        self.unknown_reads: set[int] = set()   # (`Meaning.unknown_reads`)
         self.values: dict[int, np.ndarray] = {}
         # Operations started and not yet complete (a DMA in flight): each
         # says whether a later statement races with it (``conflict``).
@@ -283,7 +289,7 @@ class Memory:
         unknown = frozenset((ref, int(p)) for op in self.in_flight for ref, p in op.unknown())
         return Meaning(tuple(self.reads), tuple(a.tolist() for a in self.arrays), undefined,
                        tuple(self.read_writers), tuple(w.tolist() for w in self.writers),
-                       unknown)
+                       unknown, frozenset(self.unknown_reads))
 
 
 def evaluate(case: ir.Case) -> Meaning:
@@ -362,6 +368,8 @@ def _over_devices(case: ir.Case) -> Meaning:
         tuple(np.stack([m.writers[i] for m in mesh]).tolist() for i in range(len(sizes))),
         frozenset((ref, int(p) + d * sizes[ref]) for d, m in enumerate(mesh)
                   for op in m.in_flight for ref, p in op.unknown()),
+        frozenset(k + sum(len(o.reads) for o in mesh[:d])
+                  for d, m in enumerate(mesh) for k in m.unknown_reads),
         lockstep=not (undefined or racy) and entry is not None)
 
 

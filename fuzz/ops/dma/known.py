@@ -22,15 +22,6 @@ def _wait_with_a_src_sem_view(case: ir.Case, k: int) -> bool:
         v.transforms for v in stmt.semaphores())
 
 
-def _copy_count_read(case: ir.Case, k: int) -> bool:
-    """A copy (its start or wait: the last to move the count a wrong read
-    shows) of a semaphore that the program reads."""
-    stmt = case.statements[k]
-    read = {s.view.ref for s in case.statements if isinstance(s, Read)}
-    return isinstance(stmt, (DmaStart, DmaWait)) and bool(
-        read & {v.ref for v in stmt.semaphores()})
-
-
 def _copy_view_not_only_indexed(case: ir.Case, k: int) -> bool:
     """A copy's source or destination view with a reshape, transpose or bitcast."""
     stmt = case.statements[k]
@@ -168,26 +159,6 @@ KNOWN_FINDINGS = (
         example=ir.Case((ir.Ref("dma", ()), _DATA, _DATA),
                         _copied(ir.View(1), ir.View(2), ir.View(0, (ir.Transpose(()),))),
                         ("abstract", "pallas_call"))),
-    KnownFinding(
-        "discharged-dma-counts-elements-not-bytes",
-        "a copy in flight adds the number of *elements* it moves to its DMA "
-        "semaphore on every discharge path (pl.semaphore_read after "
-        "make_async_copy(x.at[0], y.at[1], sem).start() of 3 float32s gives 3, "
-        "where JAX's docs, docs/pallas/tpu/distributed.md 'DMA Semaphores', "
-        "say a DMA semaphore counts bytes, 12, and the TPU interpreter adds "
-        "bytes): dma_start_discharge_rule and dma_wait_discharge_rule "
-        "(jax/_src/pallas/mosaic/primitives.py) add and subtract "
-        "min(updates.size, SEMAPHORE_MAX_VALUE). The docs add that the value "
-        "may not be exactly the bytes on every generation; start and wait "
-        "agree with each other, so only a read of a copy in flight shows it",
-        symptoms=(("model-vs-path", r"^read \d+ (at (grid point|device) \d+ )?is -?\d+, "
-                                    r"expected -?\d+"),),
-        trigger=_copy_count_read,
-        example=ir.Case((ir.Ref("dma", ()), _DATA, _DATA), (
-            DmaStart(ir.View(1), ir.View(2), ir.View(0)), Read(ir.View(0)),
-            DmaWait(ir.View(1), ir.View(2), ir.View(0))), paths=("pallas_call",)),
-        paths=("abstract", "run_state", "pallas_call", "mesh_kernel", "nested", "jax_refs",
-               "eager")),
     KnownFinding(
         "dma-wait-src-sem-view-operand-count",
         "a wait on a copy with a src_sem (make_async_copy(x, y, sem.at[0], "

@@ -28,6 +28,8 @@ class Read(SemaphoreOp):
 
     def run(self, memory, n):
         p = memory.scalar(n, self, self.view)
+        if any((self.view.ref, p) == moved for op in memory.in_flight for moved in op.unknown()):
+            memory.unknown_reads.add(len(memory.reads))   # a copy in flight moves this count
         count = int(memory.arrays[self.view.ref].reshape(-1)[p])
         memory.reads.append(count)
         memory.read_writers.append(memory.writers[self.view.ref].reshape(-1)[p])
