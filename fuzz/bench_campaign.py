@@ -8,6 +8,10 @@
     python -m fuzz.bench_campaign exposure [SECONDS] [SEEDS]
                         median time to expose each known finding over SEEDS
                         campaigns (default 3) of SECONDS each, seeds 0, 1, ...
+    python -m fuzz.bench_campaign orphans [KILLS]
+                        `kill -9` of a 2-worker campaign's supervisor KILLS
+                        times (default 10), each at a random moment: how many
+                        workers were still alive 3 s later (Linux: /proc)
 
 Each campaign runs in a fresh temporary directory (corpus, reports, database)
 and prints one line of JSON with what it measured. With ``--write-docs``
@@ -17,12 +21,18 @@ those lines also go into the subcommand's section of docs/measurements.md
 from __future__ import annotations
 
 import json
+import os
+import random
 import re
+import signal
 import statistics
+import subprocess
 import sys
 import tempfile
+import time
 
 from fuzz.measurements import recording, take_flag
+from fuzz.campaign import workers
 from fuzz.campaign.supervisor import Campaign, CampaignConfig
 
 PLANTED = re.compile(r"returned a new value (float32|uint8|float16)\[")
@@ -94,11 +104,71 @@ def exposure(seconds, seeds=3):
                           "exposed": f"{sum(fid in r for r in runs)}/{seeds}", "each_s": times}))
 
 
+def _children(pid) -> list[int]:
+    kids = []
+    for entry in os.listdir("/proc"):
+        try:
+            with open(f"/proc/{entry}/stat") as f:
+                if int(f.read().rsplit(")", 1)[1].split()[1]) == pid:
+                    kids.append(int(entry))
+        except (OSError, ValueError, IndexError):
+            continue
+    return kids
+
+
+def _alive(pid) -> bool:
+    """Running, not a zombie (an orphan's zombie lingers where nothing reaps)."""
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().rsplit(")", 1)[1].split()[0] not in "ZX"
+    except OSError:
+        return False
+
+
+def orphans(kills=10, after_s=3.0, within_s=5.0):
+    """Each time a fresh `discharge-fuzz run` with 2 workers on unpatched JAX,
+    killed (SIGKILL) at a random moment up to ``within_s`` after both workers
+    started their first case; its workers still alive ``after_s`` later are
+    counted, then killed."""
+    total = 0
+    for n in range(1, kills + 1):
+        with tempfile.TemporaryDirectory() as tmp:
+            supervisor = subprocess.Popen(
+                [sys.executable, "-m", "fuzz.cli", "run", "--budget", "10m", "--workers", "2",
+                 "--corpus", f"{tmp}/corpus", "--reports", f"{tmp}/reports",
+                 "--out", f"{tmp}/out", "--database", f"{tmp}/db", "--no-verify"],
+                cwd=tmp, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+            deadline = time.monotonic() + 300
+            while not all(os.path.exists(workers.inflight_path(f"{tmp}/out/state", i))
+                          for i in (0, 1)):
+                if supervisor.poll() is not None or time.monotonic() > deadline:
+                    raise SystemExit(f"kill {n}: the workers never started a case")
+                time.sleep(0.1)
+            delay = random.uniform(0, within_s)
+            time.sleep(delay)
+            pids = _children(supervisor.pid)
+            supervisor.kill()
+            supervisor.wait()
+            time.sleep(after_s)
+            left = [pid for pid in pids if _alive(pid)]
+            for pid in pids:   # each leads its own process group
+                try:
+                    os.killpg(pid, signal.SIGKILL)
+                except ProcessLookupError:
+                    pass
+        total += len(left)
+        print(json.dumps({"kill": n, "delay_s": round(delay, 2), "workers": len(pids),
+                          f"alive_after_{after_s:g}s": len(left)}), flush=True)
+    print(json.dumps({"kills": kills, f"workers_alive_after_{after_s:g}s": total}))
+
+
 def main(argv=None):
     argv, write_docs = take_flag(argv or sys.argv[1:])
     which = argv[0] if argv else "throughput"
     seconds = float(argv[1]) if len(argv) > 1 else 60.0
     with recording(f"bench_campaign_{which}", write_docs, "fuzz.bench_campaign", argv):
+        if which == "orphans":
+            return orphans(int(argv[1]) if len(argv) > 1 else 10)
         if which == "exposure":
             return exposure(seconds, int(argv[2]) if len(argv) > 2 else 3)
         {"throughput": throughput, "modes": modes, "memory": memory}[which](seconds)

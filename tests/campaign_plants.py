@@ -140,3 +140,16 @@ def hang_on_a_wait_of_7_then_lose_a_signal_of_9():
         return [None if v is None else v[None] for v in new_invals], outs
     _patch(wait_p, hang)
     _patch(signal_p, extra_axis)
+
+
+def sleep_in_every_case():
+    """Every case takes an hour: the worker says it is in one (an empty file
+    ``in-a-case-PID`` in $CAMPAIGN_PLANTS_DIR), then sleeps, never back
+    between cases (for the test that its supervisor's death kills it)."""
+    from fuzz.campaign import property as prop
+
+    def check_property(case, *args, **kwargs):
+        here = os.path.join(os.environ["CAMPAIGN_PLANTS_DIR"], f"in-a-case-{os.getpid()}")
+        open(here, "w").close()
+        time.sleep(3600)
+    prop.check_property = check_property

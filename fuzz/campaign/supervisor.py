@@ -170,7 +170,7 @@ class Campaign:
             recycle_after=c.recycle_after, setup=c.setup,
             max_cases=(None if c.max_cases is None
                        else max(1, (c.max_cases - self.cases) // c.workers)),
-            replay_from=slot.replay_from, seeded=c.seed is not None)
+            replay_from=slot.replay_from, seeded=c.seed is not None, parent=os.getpid())
         slot.replay_from = slot.replaying = None
         log = open(os.path.join(self.state_dir, f"worker-{slot.index}.log"), "ab")
         slot.proc = subprocess.Popen(

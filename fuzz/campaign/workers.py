@@ -8,7 +8,8 @@ writes the case to its in-flight file (atomically), so a worker that dies
 leaves behind the case that killed it; faulthandler writes the Python stack
 of a fatal signal (or of SIGUSR1, sent before a hung worker is killed) next to
 it. SIGTERM asks the worker to stop after the current case, filing whatever
-it found first.
+it found first. On Linux the kernel SIGKILLs a worker whose supervisor dies
+(`die_with_parent`), in a case or not.
 
 This module imports only the standard library and `fuzz.atomic` at its top:
 the worker installs its SIGTERM handler before it imports JAX (``main``), and
@@ -32,6 +33,7 @@ from fuzz.exits import EXIT_BROKEN, EXIT_OOM, EXIT_SETUP
 
 RUN_EXAMPLES = 500    # Hypothesis examples per run: a fresh run (new seed) keeps
                       # Hypothesis' in-memory search tree, and so memory, bounded
+PR_SET_PDEATHSIG = 1  # <linux/prctl.h>
 
 
 @dataclass
@@ -59,6 +61,7 @@ class WorkerConfig:
     replay_from: int | None = None
     seeded: bool = False             # --seed given: Hypothesis runs are seeded too
     setup: list[str] = field(default_factory=list)   # "module:function" hooks
+    parent: int | None = None        # the supervisor's pid (`die_with_parent`)
 
     def to_json(self) -> str:
         return json.dumps(asdict(self))
@@ -78,6 +81,38 @@ def inflight_path(state_dir, index) -> str:
 def fault_path(state_dir, index) -> str:
     """Where faulthandler writes a worker's Python stack when it dies or hangs."""
     return os.path.join(state_dir, f"worker-{index}.fault.txt")
+
+
+def die_with_parent(parent: int | None) -> None:
+    """Have the kernel SIGKILL this process when its parent dies (Linux's
+    parent-death signal; elsewhere a no-op, and `Worker.run_case` notices
+    between cases), then exit at once if ``parent`` is gone already (it died
+    before the prctl call: the process was reparented).
+
+    The signal fires when the parent *thread* that started this process ends:
+    the supervisor starts workers in `Campaign.run`, on its main thread (it
+    sets signal handlers, which only the main thread may), and they are gone
+    when it returns."""
+    if sys.platform.startswith("linux"):
+        import ctypes
+        try:
+            ctypes.CDLL(None, use_errno=True).prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+        except (OSError, AttributeError):
+            pass   # no prctl to call: the check between cases remains
+    if parent is not None and os.getppid() != parent:
+        os._exit(0)
+
+
+def die_with_me_prelude() -> str:
+    """`die_with_parent` as Python for a child of this worker to run first
+    (the interpreter that verifies a reproducer, `filing.record`'s
+    ``verify_prelude``; nothing of this checkout is importable there), so
+    that it dies with the worker instead of running on alone."""
+    return ("import ctypes, os, signal, sys\n"
+            "if sys.platform.startswith('linux'):\n"
+            f"    ctypes.CDLL(None).prctl({PR_SET_PDEATHSIG}, signal.SIGKILL, 0, 0, 0)\n"
+            f"if os.getppid() != {os.getpid()}:\n"
+            "    os._exit(0)\n")
 
 
 class Channel:
@@ -133,7 +168,9 @@ class Worker:
         # rules first run since the last "done" event, by its key: discharge
         # rules, and get / swap / addupdate's transformation rules
         self._new_rules = {"rules": [], "transform_rules": []}
-        self._parent = os.getppid()
+        # Without a parent-death signal (not Linux) a dead supervisor is
+        # noticed here, between cases.
+        self._parent = config.parent or os.getppid()
 
     # -- one case ---------------------------------------------------------
     def run_case(self, case):
@@ -222,7 +259,8 @@ class Worker:
             _filing.append(True)
             finding, new = self._filing.record(
                 failure, **dirs, minimize=minimize and self.config.minimize and not stop_reason,
-                verify=self.config.verify and not stop_reason)
+                verify=self.config.verify and not stop_reason,
+                verify_prelude=die_with_me_prelude())
         except Stop:
             _filing.clear()
             finding, new = self._filing.record(failure, **dirs, minimize=False, verify=False)
@@ -314,6 +352,7 @@ class Worker:
 
 def main(argv=None) -> None:
     config = WorkerConfig(**json.loads((argv or sys.argv[1:])[0]))
+    die_with_parent(config.parent)   # first: a worker never outlives its supervisor
     channel = Channel(config.events_fd)
     signal.signal(signal.SIGINT, signal.SIG_IGN)   # the supervisor decides when to stop
     signal.signal(signal.SIGTERM, _on_sigterm)
