@@ -17,7 +17,7 @@ from hypothesis.database import DirectoryBasedExampleDatabase
 from hypothesis.internal.reflection import function_digest
 
 from fuzz import exits, ir, paths, serialize
-from fuzz.campaign import run_command, supervisor
+from fuzz.campaign import outputs, run_command, supervisor
 from fuzz.campaign.property import REPLAY, campaign_test
 from fuzz.ops.semaphore import Signal, Wait
 from fuzz.triage import corpus, findings
@@ -81,6 +81,57 @@ def test_a_planted_bug_is_found_and_filed(tmp_path, mode):
     assert first["kind"] == "new" and 1 <= first["case"] <= summary["cases"]
     assert 0 < first["t"] <= planted[0]["t"]
     assert "Time to exposure" in (tmp_path / "out" / "summary.html").read_text()
+
+
+def done_event(seq, hits):
+    """A worker's "done" event for one case that hit ``hits`` (id -> kind)."""
+    return {"e": "done", "seq": seq, "s": 0.01, "paths": {"abstract": 1}, "skipped": {},
+            "known": {i: 1 for i, kind in hits.items() if kind == "known"},
+            "already": {"seed-invariant": 1} if "filed before" in hits.values() else {},
+            "rules": [], "transform_rules": [], "undefined": 0, "unsupported": {},
+            "hits": hits}
+
+
+def findings_chart(page: str) -> dict[str, list[float]]:
+    """The values of each line of summary.html's "Distinct findings over
+    time" chart, read back from the SVG (the y axis runs from 0 to its
+    label at the top)."""
+    start = page.index('<svg xmlns="http://www.w3.org/2000/svg"', page.index("<p>"))
+    svg = ET.fromstring(page[start:page.index("</svg>", start) + len("</svg>")])
+    ns = "{http://www.w3.org/2000/svg}"
+    assert svg.get("aria-label").startswith("Distinct findings over time")
+    texts = svg.findall(f"{ns}text")
+    zero = float(svg.find(f"{ns}line").get("y1"))
+    top = float(texts[1].get("y")) - 4
+    y_max = float(texts[1].text)
+    lines, names = svg.findall(f"{ns}polyline"), [t.text for t in texts[5:]]
+    return {name: [round(y_max * (zero - float(xy.split(",")[1])) / (zero - top), 6)
+                   for xy in line.get("points").split()]
+            for name, line in zip(names, lines)}
+
+
+@pytest.mark.parametrize("hits", [
+    [{}, {"K1": "known", "K2": "known"}, {"K1": "known", "D": "filed before"}, {"N": "new"}],
+    [{}, {}, {}]])
+def test_the_findings_chart_counts_every_finding_hit_known_ones_too(tmp_path, hits):
+    """Issue 34: the chart counted only the findings this run filed, and
+    stayed at 0 in a run that hit 33 known findings. Every distinct finding
+    hit counts now, known ones and filed ones hit again as their own lines."""
+    c = supervisor.Campaign(supervisor.CampaignConfig(budget_s=1, out_dir=str(tmp_path)))
+    c.start, c.started_at = 100.0, time.time()
+    for seq, case_hits in enumerate(hits, 1):
+        c._on_event(c.slots[0], done_event(seq, case_hits), 100.0 + seq)
+        c._sample(100.0 + seq)
+    outputs.write_all(str(tmp_path), c.summary(100.0 + len(hits)))
+    chart = findings_chart((tmp_path / "summary.html").read_text())
+    if hits[1]:
+        assert chart == {"new": [0, 0, 0, 1], "filed before": [0, 0, 1, 1],
+                         "known": [0, 2, 2, 2]}
+        assert "Distinct findings over time (4 hit)" in (tmp_path / "summary.html").read_text()
+        last = json.loads((tmp_path / "summary.json").read_text())["timeline"][-1]
+        assert (last["exposed"], last["exposed_known"], last["findings"]) == (4, 2, 0)
+    else:
+        assert chart == {name: [0, 0, 0] for name in ("new", "filed before", "known")}
 
 
 def test_a_segfault_a_hang_and_a_memory_hog_become_findings_and_the_campaign_goes_on(tmp_path):

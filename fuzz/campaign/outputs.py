@@ -56,9 +56,10 @@ def junit(summary: dict) -> str:
 
 
 def line_chart(title: str, series: dict[str, list[tuple[float, float]]],
-               y_label: str, width=640, height=220) -> str:
-    """An SVG line chart of ``series`` (name -> [(t seconds, value)])."""
-    left, right, top, bottom = 56, 12, 26, 34
+               y_label: str, width=760, height=220) -> str:
+    """An SVG line chart of ``series`` (name -> [(t seconds, value)]), its
+    legend to the right of the plot (inside, it hid the lines' ends)."""
+    left, right, top, bottom = 56, 132, 26, 34
     points = [p for s in series.values() for p in s]
     t_max = max((t for t, _ in points), default=1) or 1
     y_max = max((v for _, v in points), default=1) or 1
@@ -80,7 +81,7 @@ def line_chart(title: str, series: dict[str, list[tuple[float, float]]],
         if pts:
             coords = " ".join(f"{sx(t):.1f},{sy(v):.1f}" for t, v in pts)
             out.append(f'<polyline fill="none" stroke="{color}" stroke-width="2" points="{coords}"/>')
-        out.append(f'<text x="{width - right - 150}" y="{top + 14 * (i + 1)}" fill="{color}" '
+        out.append(f'<text x="{width - right + 10}" y="{top + 14 * (i + 1)}" fill="{color}" '
                    f'font-size="12">{html.escape(name)}</text>')
     out.append("</svg>")
     return "\n".join(out)
@@ -107,9 +108,10 @@ def page(summary: dict) -> str:
     f = summary["findings"]
     cov = summary["coverage"]
     charts = [
-        line_chart("Distinct findings over time",
-                   {"all this run": [(p["t"], p["findings"]) for p in tl],
-                    "new": [(p["t"], p["new"]) for p in tl]}, "findings"),
+        line_chart(f"Distinct findings over time ({tl[-1]['exposed'] if tl else 0} hit)",
+                   {"new": [(p["t"], p["exposed_new"]) for p in tl],
+                    "filed before": [(p["t"], p["exposed_filed_before"]) for p in tl],
+                    "known": [(p["t"], p["exposed_known"]) for p in tl]}, "findings"),
         line_chart(f"Rules exercised (of {cov['rules_total']} discharge, "
                    f"{cov['transform_rules_total']} transformation)",
                    {"discharge": [(p["t"], p["rules"]) for p in tl],

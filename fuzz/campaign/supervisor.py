@@ -437,10 +437,17 @@ class Campaign:
         total = sum(s.rss_mb for s in self.slots if s.proc is not None)
         if self.rss_start_mb is None and all(s.phase != "starting" for s in self.slots):
             self.rss_start_mb = round(max(s.rss_mb for s in self.slots), 1)
+        # Distinct findings hit so far, by their kind at the first hit (the
+        # `exposure` table): known ones and hits of filed ones, which are
+        # counted rather than filed, too ("findings" and "new": filed ones).
+        exposed = collections.Counter(x["kind"] for x in self.exposure.values())
         self.timeline.append({
             "t": round(now - self.start, 1), "cases": self.cases,
             "findings": len(self.findings),
-            "new": sum(1 for f in self.findings if f["new"]), "rules": len(self.rules),
+            "new": sum(1 for f in self.findings if f["new"]),
+            "exposed": len(self.exposure), "exposed_new": exposed["new"],
+            "exposed_filed_before": exposed["filed before"], "exposed_known": exposed["known"],
+            "rules": len(self.rules),
             "transform_rules": len(self.transform_rules),
             "rss_mb": round(total, 1),
             "worker_rss_mb": {s.index: round(s.rss_mb, 1) for s in self.slots
