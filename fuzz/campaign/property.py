@@ -32,6 +32,8 @@ class Stats:
     meshes: collections.Counter = field(default_factory=collections.Counter)
     # Valid cases a path refused as the unsupported table lists: entry id.
     unsupported: collections.Counter = field(default_factory=collections.Counter)
+    # What JAX did only because of the fuzzer's stand-ins (`CaseReport.artifacts`).
+    artifacts: collections.Counter = field(default_factory=collections.Counter)
     compared: collections.Counter = field(default_factory=collections.Counter)  # per oracle
     # Every finding the case hit, known ones too: its id (a known finding's
     # own) -> "known" | "filed before" | "new" (time to exposure).
@@ -68,6 +70,7 @@ def check_property(case, stats: Stats = SESSION, include_known=False, *,
             stats.meshes[f"{case.devices} {report.verdict}"] += 1
     for _, entry, _ in report.unsupported:
         stats.unsupported[entry.id] += 1
+    stats.artifacts.update(report.artifacts)
     stats.cases["case"] += 1
     stats.compared.update(report.compared)
     for o in report.outcomes:

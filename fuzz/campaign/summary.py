@@ -125,6 +125,10 @@ def text(summary: dict, out_dir: str) -> str:
         lines.append("   cases on a mesh, by its devices: " + ", ".join(
             f"{k}: {meshes[k]} (" + ", ".join(f"{v.split()[1]} {n}" for v, n in sorted(
                 meshes.items()) if v.startswith(k + " ")) + ")" for k in sizes))
+    if summary.get("artifacts"):
+        lines.append("   artifacts of the fuzzer's stand-ins (counted, not JAX bugs):")
+        for what, n in sorted(summary["artifacts"].items(), key=lambda kv: -kv[1]):
+            lines.append(f"     {n:>5}  {what}")
     if summary["unsupported"]:
         lines.append("   unsupported by a path (valid programs refused; fuzz/suppressions/unsupported.py):")
         for uid, n in sorted(summary["unsupported"].items(), key=lambda kv: -kv[1]):

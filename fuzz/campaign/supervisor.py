@@ -120,6 +120,7 @@ class Campaign:
         self.verdicts = collections.Counter()
         self.meshes = collections.Counter()   # cases on a mesh by size (and verdict)
         self.unsupported = collections.Counter()
+        self.artifacts = collections.Counter()   # stand-in artifacts (`CaseReport.artifacts`)
         self.compared = collections.Counter()   # cases each comparing oracle compared
         self.rules: set[str] = set()
         self.rules_all: set[str] = set()   # every registered discharge rule
@@ -224,6 +225,7 @@ class Campaign:
             self.verdicts.update(ev.get("verdicts", {}))
             self.meshes.update(ev.get("meshes", {}))
             self.unsupported.update(ev["unsupported"])
+            self.artifacts.update(ev.get("artifacts", {}))
             self.compared.update(ev.get("compared", {}))
             self.rules.update(ev["rules"])
             self.transform_rules.update(ev["transform_rules"])
@@ -484,7 +486,7 @@ class Campaign:
             "failures_per_oracle": self._per_oracle(),
             "undefined_cases": self.undefined, "verdicts": dict(self.verdicts),
             "cases_per_mesh": dict(self.meshes),
-            "unsupported": dict(self.unsupported),
+            "unsupported": dict(self.unsupported), "artifacts": dict(self.artifacts),
             "findings": {"new": new, "flaky": flaky,
                          "seen_again": [f for f in self.findings
                                         if not f["new"] and f not in flaky],

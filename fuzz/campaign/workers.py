@@ -202,7 +202,7 @@ class Worker:
                 already=dict(stats.already_found), **self._new_rules,
                 undefined=stats.undefined, verdicts=dict(stats.verdicts),
                 meshes=dict(stats.meshes),
-                unsupported=dict(stats.unsupported),
+                unsupported=dict(stats.unsupported), artifacts=dict(stats.artifacts),
                 compared=dict(stats.compared), hits=stats.hits)
             self._new_rules = {kind: [] for kind in self._new_rules}
             self._maintain()

@@ -179,6 +179,10 @@ class CaseReport:
     not_applied: dict[str, str] = field(default_factory=dict)   # oracle -> why
     # Comparing oracles that compared values on this case: name -> how often.
     compared: dict[str, int] = field(default_factory=dict)
+    # What JAX did only because of the fuzzer's own stand-ins (an int16
+    # array for a semaphore, which JAX takes in interpret mode only): no JAX
+    # bug, so counted here, never a failure. What -> how often.
+    artifacts: dict[str, int] = field(default_factory=dict)
 
     def count(self, oracle: str, n: int = 1):
         self.compared[oracle] = self.compared.get(oracle, 0) + n

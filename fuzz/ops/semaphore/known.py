@@ -282,16 +282,6 @@ KNOWN_FINDINGS: tuple[KnownFinding, ...] = (
                       expect=ir.ExpectedError("ValueError", "semaphores of the following types",
                                               "semaphore_read"))),
     KnownFinding(
-        "run-state-jit-semaphore-effect",
-        "pl.run_state of a kernel that uses semaphores runs eagerly, but under "
-        "jax.jit fails to lower: 'Cannot lower jaxpr with effects: SemaphoreEffect'. "
-        "run_state's abstract eval lets the body's SemaphoreEffect escape; with it "
-        "filtered out, jit lowers and agrees with eager",
-        symptoms=(("jit-eager", r"^under jax.jit raised ValueError: Cannot lower jaxpr with "
-                                r"effects: .*SemaphoreEffect"),),
-        trigger=lambda case, k: True,   # any semaphore statement: the effect is the program's
-        example=_case(ir.Ref("int16", ()), Signal(ir.View(0), ir.Int(0)))),
-    KnownFinding(
         "signal-and-wait-declare-no-effects",
         "semaphore_signal and semaphore_wait declare no effects (up to 0.8.x), "
         "though their discharge rules write the semaphore: nothing tells the "
