@@ -17,6 +17,7 @@ the worker installs its SIGTERM handler before it imports JAX (``main``), and
 """
 from __future__ import annotations
 
+import ctypes
 import faulthandler
 import functools
 import importlib
@@ -94,7 +95,6 @@ def die_with_parent(parent: int | None) -> None:
     sets signal handlers, which only the main thread may), and they are gone
     when it returns."""
     if sys.platform.startswith("linux"):
-        import ctypes
         try:
             ctypes.CDLL(None, use_errno=True).prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
         except (OSError, AttributeError):
