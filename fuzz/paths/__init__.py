@@ -23,6 +23,9 @@ with `fact` (a flag a module leaves out is False) and `having`:
   alone), ``"refs"`` (refs as values, no kernel), ``"eager"`` (refs as
   values, each primitive run alone). A statement is handed the path module
   and reads this (`ir.Statement.not_applicable`, ``refused_under``);
+- ``SEMAPHORES``: which semaphores its programs take: ``"stand-in"`` (an
+  int16 array, as interpret mode allows), ``"real"`` (a semaphore type),
+  ``"either"``; none (False) on a path of data refs only;
 - ``RERUN``: its runs return every value, so reruns compare exactly
   (jit-eager, the rewrites); ``JIT``: it is not already under ``jax.jit``,
   so ``jax.jit`` of it is a second way to run it; ``VMAP`` (with

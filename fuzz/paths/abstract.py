@@ -8,6 +8,7 @@ from fuzz import blame, compat, emit, ir, paths
 
 NAME, COST, EVALUATES = "abstract", 1, False
 CONTEXT = "traced"   # the kernel traced alone: no pallas_call, no refs as values
+SEMAPHORES = "either"   # a stand-in int16 ref or a real semaphore type
 INTERNAL = True      # only JAX internals discharge without evaluating
 MEMORY_SPACE = "jax._src.state.types.AbstractRef(memory_space=)"
 GRID = True   # it traces the kernel, which a grid leaves as it is

@@ -18,6 +18,7 @@ from fuzz import emit, ir, model, paths
 
 NAME, COST, EVALUATES = "pallas_call", 3, True
 CONTEXT = "pallas"
+SEMAPHORES = "either"
 RERUN = VMAP = True
 PUBLIC_RANK = 1
 GRID = MESH = True

@@ -17,6 +17,7 @@ from fuzz.paths import pallas_call
 
 NAME, COST, EVALUATES = "tpu_interpret", 4, True
 CONTEXT = "pallas"
+SEMAPHORES = "real"   # an int16 ref is only memory here
 BLOCKS_ON_WAIT = True   # a wait that never completes blocks it, as on hardware
 PUBLIC_RANK = 4
 GRID = MESH = True   # the pallas_call's grid and mesh

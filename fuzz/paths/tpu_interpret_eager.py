@@ -19,6 +19,7 @@ from fuzz.paths import pallas_call, tpu_interpret
 
 NAME, COST, EVALUATES = "tpu_interpret_eager", 5, True
 CONTEXT = "pallas"
+SEMAPHORES = "real"
 BLOCKS_ON_WAIT = True
 DETECTS_RACES = True   # detect_races=True: JAX promises it sees a race with a copy
 GRID = MESH = True

@@ -73,7 +73,7 @@ TABLE: tuple[Unsupported, ...] = (
         _TRANSPOSE,
         "a transposed view traces, but discharge (or the TPU interpreter) has no "
         "rule to write through it (a signal or wait, a store), or to index after it",
-        _case(ir.Ref("regular" if path == "tpu_interpret" else "int16", (2, 2)),
+        _case(ir.Ref("regular" if paths.fact(path, "SEMAPHORES") == "real" else "int16", (2, 2)),
               Signal(ir.View(0, (ir.Transpose((1, 0)), ir.At((ir.Int(0), ir.Int(1))))),
                         ir.Int(1)),
               paths=(path,))) for path in ("abstract", "run_state", "pallas_call", "tpu_interpret")),
@@ -119,7 +119,8 @@ TABLE: tuple[Unsupported, ...] = (
         "a copy started with add=True (accumulating into its destination) has no "
         "discharge: dma_start_discharge_rule refuses it, partial or not",
         # run_state takes no semaphore type: the int16 stand-in for one
-        ir.Case((ir.Ref("int16" if path == "run_state" else "dma", ()), ir.Ref("float32", (2,)),
+        ir.Case((ir.Ref("int16" if paths.fact(path, "SEMAPHORES") == "stand-in" else "dma", ()),
+                 ir.Ref("float32", (2,)),
                  ir.Ref("float32", (2,))),
                 (DmaStart(ir.View(1), ir.View(2), ir.View(0), add=True),
                  DmaWait(ir.View(1), ir.View(2), ir.View(0))), (path,)))
