@@ -54,6 +54,14 @@ def test_a_hangs_title_names_its_primitive_path_and_where_it_was_stuck():
         "`dma_start` hangs on `pallas_call`, in tpu_info.py:_get_tiling_factor"
 
 
+def test_a_title_says_internal_api_where_only_jax_internals_reproduce():
+    record = reports.load(os.path.join(ROOT, "reports"), "crash-dma_start-54e8a344")
+    finding = findings.Finding.from_record(record)
+    assert not reports.title(finding).endswith("(internal API)")
+    finding.reproducer = {**finding.reproducer, "path": "abstract"}
+    assert reports.title(finding).endswith(" (internal API)")
+
+
 def test_report_follows_the_bug_template_and_has_a_record(tmp_path):
     finding = _file(tmp_path, "static-index-out-of-bounds-accepted")
     md = (tmp_path / "reports" / f"{finding.id}.md").read_text()

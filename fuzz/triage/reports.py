@@ -14,7 +14,7 @@ import re
 
 import jax
 
-from fuzz import atomic, compat, oracles
+from fuzz import atomic, compat, oracles, paths
 from fuzz.suppressions import known_findings
 from fuzz.triage import findings, releases, reproducer, snippet
 
@@ -104,7 +104,14 @@ def _rank(record: dict) -> tuple:
 
 def title(finding) -> str:
     """The bug in words: a known finding's own description, else what its
-    primitive does, where; never its signature."""
+    primitive does, where; never its signature. One whose reproducer needs
+    JAX internals (its path's ``INTERNAL``) says so."""
+    path = (finding.reproducer or {}).get("path")
+    internal = path in paths.MODULES and paths.fact(path, "INTERNAL")
+    return _title(finding) + (" (internal API)" if internal else "")
+
+
+def _title(finding) -> str:
     if finding.known and (k := known_findings.BY_ID.get(finding.known)) is not None:
         return _first_clause(k.description)
     who = f"`{finding.primitive}`" if finding.primitive != "?" else "A kernel"
