@@ -5,7 +5,8 @@ with a planted wrong batching or AD rule."""
 import jax.numpy as jnp
 
 from fuzz import ir, oracles, paths
-from fuzz.suppressions import seen_on
+from fuzz.suppressions import known_findings, seen_on
+from fuzz.triage import filing
 from fuzz.ops.control import Cond, Loop, Wrap
 from fuzz.ops.ref import AddUpdate, Get, Swap
 from fuzz.ops.ref.common import Fill
@@ -180,3 +181,22 @@ def test_grad_matches_catches_a_get_transpose_doubling_its_cotangent(plant):
         x64=False, scoped=False, ops=(Get, Swap, AddUpdate), transforms=("at",)),
         statements=2)
     assert f.message.startswith("rev derivatives of r"), f.message
+
+
+@premise(seen_on.applies("known", "vmap-while-batched-count-ref-off-leading-axis-silent"),
+         "vmap of such a loop is right here")
+def test_a_vmap_finding_is_filed_with_a_reproducer_that_calls_vmap(tmp_path):
+    """The oracle's own comparison is the reproducer and the snippet: run
+    alone in a fresh interpreter, it calls jax.vmap next to the calls one by
+    one and exits 1 while they differ (the plain program would print right
+    values, and the finding would be flaky)."""
+    k = known_findings.BY_ID["vmap-while-batched-count-ref-off-leading-axis-silent"]
+    failure = next(f for f in oracles.check(k.example).failures if f.known == k.id)
+    finding, _ = filing.record(failure, corpus_dir=tmp_path / "c", reports_dir=tmp_path / "r",
+                               minimize=False)
+    repro = finding.reproducer
+    assert (finding.status, repro["status"], repro["path"]) == ("new", "reproduces", "eager")
+    assert "jax.vmap(g, in_axes=" in repro["script"] and repro["comparison"]
+    md = (tmp_path / "r" / f"{finding.id}.md").read_text()
+    assert "print('jax.vmap (2 levels):', actual())" in md
+    assert "# Bug: jax.vmap (2 levels) gives " in md and "as the calls one by one give" in md

@@ -20,6 +20,7 @@ what findings, reports and reproducers read about its failures.
 """
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -120,6 +121,14 @@ class OracleFailure(AssertionError):
         """The failures the case shows when its runs are compared."""
         return []
 
+    @classmethod
+    def comparison(cls, case: ir.Case, path: str) -> Comparison | None:
+        """How a reproducer shows this oracle's failure on ``path``: Python
+        that calls what the oracle called (`Comparison`); None where the
+        reproducer compares with the model's values (or avals, or the clean
+        error), as it does for most oracles."""
+        return None
+
     # --- making failures ------------------------------------------------------
 
     _per_primitive: dict[tuple[type, str], type] = {}
@@ -139,6 +148,32 @@ class OracleFailure(AssertionError):
                                     **facts)
         f.case = case
         return f
+
+
+@dataclass(frozen=True)
+class Comparison:
+    """What an oracle ran, as Python a reproducer and a snippet run after the
+    program's ``function()``: ``source`` defines ``expected()`` and
+    ``actual()``, each returning what it computes as plain lists (a side
+    that raises shows the bug too); ``expected_by`` and ``actual_by`` say in
+    words what each side is ("the calls one by one", "jax.vmap"). The oracle
+    runs this very source, so what a report shows is what it compared."""
+    source: str
+    expected_by: str
+    actual_by: str
+
+    def run(self, namespace: dict) -> dict:
+        """``namespace`` (a program's, `fuzz.paths.load`) with the source run in it."""
+        exec(compile(self.source, f"<{self.actual_by} against {self.expected_by}>", "exec"),  # noqa: S102
+             namespace)
+        return namespace
+
+
+def literal(value) -> str:
+    """``value`` (an array) as Python source that makes it again, exactly."""
+    x = np.asarray(value)
+    text = re.sub(r"\b(nan|inf)\b", r"float('\1')", repr(x.tolist()))
+    return f"np.asarray({text}, jnp.dtype({str(x.dtype)!r}))"
 
 
 def registered() -> list[type[OracleFailure]]:

@@ -16,7 +16,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from fuzz import ir, model, paths
-from fuzz.oracles.base import OracleFailure, refused, same, show, side_by_side
+from fuzz.oracles.base import Comparison, OracleFailure, literal, refused, side_by_side
 
 # vmap of vmap: the inner level's batching rules are those of one vmap, the
 # outer batches their output (it costs about 5% more than one level).
@@ -73,13 +73,47 @@ def _element_inputs(leaves, other, batched, at, with_counts: bool) -> list:
     return [dyn, *(_plus_one(x) if b else x for x, b in zip(leaves[1:], batched[1:]))]
 
 
-def _element(result, at, axes):
-    """The batch element ``at`` (outer index first) of a vmapped ``result``
-    whose batch axis is ``axes[level]`` at each level (innermost first)."""
-    x = np.asarray(result)
-    for level, b in zip(reversed(range(len(at))), at):
-        x = np.moveaxis(x, axes[level], 0)[b]
-    return x
+# What vmap-stack runs, after the constants `VmapMismatch.comparison` writes.
+_SOURCE = """
+def expected():
+    \"\"\"The calls one by one, at each batch element of POINTS.\"\"\"
+    f, args = function()
+    tree = jax.tree_util.tree_structure(args)
+    return [[np.asarray(r).tolist() for r in f(*jax.tree_util.tree_unflatten(tree, x))]
+            for x in ELEMENTS]
+
+
+def actual():
+    \"\"\"The vmapped call on ELEMENTS stacked, each of POINTS taken back out.\"\"\"
+    # (stacked along IN_AXES, an operand batched at no level passed as it is;
+    # taken out along OUT_AXES)
+    f, args = function()
+    leaves, tree = jax.tree_util.tree_flatten(args)
+    g = f
+    for ins, outs in zip(IN_AXES, OUT_AXES):
+        g = jax.vmap(g, in_axes=jax.tree_util.tree_unflatten(tree, ins), out_axes=outs)
+
+    def stacked(k, at=(), level=len(IN_AXES) - 1):
+        if level < 0:
+            return ELEMENTS[POINTS.index(at)][k]
+        if IN_AXES[level][k] is None:
+            return leaves[k]
+        return np.stack([stacked(k, (*at, b), level - 1) for b in range(2)],
+                        axis=IN_AXES[level][k])
+    results = jax.jit(g)(*jax.tree_util.tree_unflatten(
+        tree, [stacked(k) for k in range(len(leaves))]))
+
+    def element(r, at, axes):
+        x = np.asarray(r)
+        try:
+            for level, b in zip(reversed(range(len(at))), at):
+                x = np.moveaxis(x, axes[level], 0)[b]
+        except (np.exceptions.AxisError, IndexError):
+            return np.asarray(r).tolist()   # without the batch axes vmap promised: whole
+        return x.tolist()
+    return [[element(r, at, [o[j] for o in OUT_AXES]) for j, r in enumerate(results)]
+            for at in POINTS]
+"""
 
 
 class VmapMismatch(OracleFailure):
@@ -112,60 +146,50 @@ class VmapMismatch(OracleFailure):
         return found
 
     @classmethod
-    def vmap_vs_stack(cls, case: ir.Case, path: str) -> list[OracleFailure]:
+    def comparison(cls, case: ir.Case, path: str):
         """``jax.vmap`` of ``path``'s program, `LEVELS` deep with the axes
-        `vmap_axes` gives, against the calls one by one. ``dyn`` is the
-        first leaf of the program's arguments."""
+        `vmap_axes` gives, against its calls one by one. Batch elements
+        differ (`_element_inputs`) so that mixing them up shows; some
+        operands are batched, some not (the path's ``vmap_batches``).
+        ``dyn`` is the first leaf of the program's arguments."""
+        if not paths.fact(path, "VMAP"):
+            return None
         call, args = paths.load(case, path)["function"]()
-        leaves, tree = jax.tree_util.tree_flatten(args)
-        with_counts = bool(model.counts_refs(case))
+        leaves = jax.tree_util.tree_leaves(args)
+        ins, outs = vmap_axes(path, leaves, jax.eval_shape(call, *args))
+        points = list(itertools.product(range(2), repeat=LEVELS))   # (outer, ..., inner)
+        other = jnp.asarray(paths.dyn(bumped(case)))
+        elements = [_element_inputs(leaves, other, [a is not None for a in ins[0]], at,
+                                    bool(model.counts_refs(case))) for at in points]
+        constants = (
+            f"IN_AXES = {ins!r}  # per vmap level, innermost first: each argument leaf's\n"
+            f"OUT_AXES = {outs!r}  # per level: each result's\n"
+            f"POINTS = {points!r}  # the batch elements, (outer, inner)\n"
+            "ELEMENTS = [  # each batch element's argument leaves\n" +
+            "".join(f"    [{', '.join(literal(x) for x in xs)}],\n" for xs in elements) + "]\n")
+        return Comparison(constants + _SOURCE, "the calls one by one",
+                          f"jax.vmap ({LEVELS} levels)")
+
+    @classmethod
+    def vmap_vs_stack(cls, case: ir.Case, path: str = "pallas_call") -> list[OracleFailure]:
+        """`comparison` run: the vmapped call against the calls one by one."""
         try:
-            ins, outs = vmap_axes(path, leaves, jax.eval_shape(call, *args))
-            points = list(itertools.product(range(2), repeat=LEVELS))   # (outer, ..., inner)
-            other = jnp.asarray(paths.dyn(bumped(case)))
-            inputs = {at: _element_inputs(leaves, other, [a is not None for a in ins[0]], at,
-                                          with_counts) for at in points}
-            one_by_one = {at: [np.asarray(r) for r in call(*jax.tree_util.tree_unflatten(tree, x))]
-                          for at, x in inputs.items()}
+            comparison = cls.comparison(case, path)
+            ran = comparison.run(paths.load(case, path))
+            expected = ran["expected"]()
         except Exception:  # noqa: BLE001 - the path itself reports it
             return []
-
-        def stacked(k, at=(), level=LEVELS - 1):
-            """Leaf ``k`` as the batch elements under ``at`` (outer index
-            first) see it, stacked along its axis at each level up to ``level``."""
-            if level < 0:
-                return inputs[at][k]
-            if ins[level][k] is None:   # unbatched at every level
-                return leaves[k]
-            return np.stack([stacked(k, (*at, b), level - 1) for b in range(2)],
-                            axis=ins[level][k])
-
-        batched_call = call
-        for level in range(LEVELS):
-            batched_call = jax.vmap(batched_call,
-                                    in_axes=jax.tree_util.tree_unflatten(tree, ins[level]),
-                                    out_axes=outs[level])
-        how = f"vmap {LEVELS} levels deep, in_axes {ins}, out_axes {outs} (innermost first)"
+        how = comparison.source.split("\nPOINTS")[0]
         try:
-            results = jax.jit(batched_call)(
-                *jax.tree_util.tree_unflatten(tree, [stacked(k) for k in range(len(leaves))]))
+            batched = ran["actual"]()
         except Exception as e:  # noqa: BLE001
             return [cls.fail(case, "?", path, f"vmap raised {paths.first_line(e)}",
-                             side_by_side(case, [("results",
-                                                  [show(r) for r in one_by_one.values()],
-                                                  "raised")], "one by one", "vmap") + f"\n{how}",
+                             side_by_side(case, [("results", expected, "raised")],
+                                          "one by one", "vmap") + f"\n{how}",
                              shape=f"raised {type(e).__name__}", raised=type(e).__name__)]
-        expected = [one_by_one[at] for at in points]
-        try:
-            batched = [[_element(r, at, [o[j] for o in outs]) for j, r in enumerate(results)]
-                       for at in points]
-        except (np.exceptions.AxisError, IndexError):
-            # A result without the batch axes vmap promised: compared whole.
-            batched = [[np.asarray(r) for r in results]] * len(points)
-        if all(same(b, o) for b, o in zip(batched, expected)):
+        if batched == expected:
             return []
         return [cls.fail(case, "?", path, "vmap result differs from the calls one by one",
-                         side_by_side(case, [("results", [show(r) for r in expected],
-                                              [show(r) for r in batched])],
+                         side_by_side(case, [("results", expected, batched)],
                                       "one by one", "vmap") + f"\n{how}",
                          shape="results differ")]

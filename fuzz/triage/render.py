@@ -115,6 +115,38 @@ def declared_avals(case: ir.Case, path: str) -> list:
     return [[list(shape), dtype] for _, (shape, dtype) in paths.MODULES[path].results(case)]
 
 
+_COMPARE = '''
+
+def main():
+    with ENABLE_X64(X64):
+        want = expected()
+        try:
+            got = actual()
+        except Exception as e:   # the side that raises shows the bug too
+            got = f"raises {type(e).__name__}: " + (str(e).strip().splitlines() or [""])[0]
+    print(f"actual:   by {ACTUAL_BY}: {got}")
+    print(f"expected: by {EXPECTED_BY}: {want}")
+    bug = got != want
+    print(f"BUG: {ACTUAL_BY} differs from {EXPECTED_BY}" if bug else "OK: JAX behaves as expected")
+    print(json.dumps({"reproduced": bug, "error": None}))
+    raise SystemExit(1 if bug else 0)
+
+
+if __name__ == "__main__":
+    main()
+'''
+
+
+def render_comparison(case: ir.Case, path: str, comparison) -> str:
+    """A script that runs ``case`` on ``path`` the way an oracle compared it
+    (``comparison``, a `fuzz.oracles.base.Comparison`: ``expected()`` against
+    ``actual()``), prints both and exits 1 when they differ."""
+    labels = (f"\nEXPECTED_BY = {comparison.expected_by!r}\n"
+              f"ACTUAL_BY = {comparison.actual_by!r}\n")
+    return (_program(case, path) + "\n" + labels + comparison.source
+            + _COMPARE.replace("ENABLE_X64", compat.ENABLE_X64))
+
+
 def render_check(case: ir.Case, path: str, *, values=None, jit: bool = False) -> str:
     """A script that runs ``case`` on ``path``, prints what happened and what
     was expected, and exits 1 when they differ (0 when JAX is right).

@@ -178,7 +178,8 @@ def markdown(finding) -> str:
     if finding.case is not None and repro.get("path"):
         lines += ["```python", snippet.snippet(
             finding.case, repro["path"], jit=reproducer.rendering(repro)["jit"],
-            said=snippet.said(repro, finding.message)).rstrip(), "```", ""]
+            said=snippet.said(repro, finding.message),
+            comparison=repro.get("comparison")).rstrip(), "```", ""]
     lines += ["### Description", "", summary(finding), ""]
     if repro.get("script"):
         present = ("it dies or hangs" if repro.get("fatal") else "exit 1")

@@ -8,6 +8,7 @@ expected and exits 1 when the bug reproduces, 0 when it does not.
 """
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import subprocess
@@ -16,6 +17,7 @@ import tempfile
 import time
 
 from fuzz import ir, paths
+from fuzz.oracles.base import Comparison
 from fuzz.triage import render
 
 TIMEOUT_S = 180
@@ -36,23 +38,41 @@ _INTERNAL = ("# NOTE: the `abstract` path discharges without evaluating, which o
 
 
 def script(case: ir.Case, path: str, finding_id: str = "(unfiled)", *, values=None,
-           jit: bool = False, fatal: bool = False, watchdog_s: float | None = None) -> str:
+           jit: bool = False, fatal: bool = False, watchdog_s: float | None = None,
+           comparison: dict | None = None) -> str:
     """The reproducer's text; that of a ``fatal`` failure (the process dying
     is the bug) prints where it died, and with ``watchdog_s``, a hang's,
-    stops itself after that long."""
+    stops itself after that long. With ``comparison`` (an oracle's
+    `fuzz.oracles.base.Comparison`, as a dict) it runs both sides of what
+    the oracle compared instead of checking against a correct JAX's values."""
     header = _HEADER.format(id=finding_id, path=path,
                             internal=_INTERNAL if paths.fact(path, "INTERNAL") else "")
     if watchdog_s:
         header += _WATCHDOG.format(limit=watchdog_s)
     elif fatal:
         header += _CRASH
+    if comparison is not None:
+        return header + render.render_comparison(case, path, Comparison(**comparison))
     return header + render.render_check(case, path, values=values, jit=jit)
 
 
-def for_failure(case: ir.Case, path: str, failure, finding_id: str = "(unfiled)") -> str:
+def for_failure(case: ir.Case, path: str, failure, finding_id: str = "(unfiled)",
+                comparison: dict | None = None) -> str:
     """The reproducer of ``failure`` on ``path``: with the model's values where
-    its oracle is about wrong values, under jit where only jit shows it."""
-    return rendered(case, path, finding_id, **rendering_of(failure))
+    its oracle is about wrong values, under jit where only jit shows it, or
+    as its oracle compared (``comparison``, `comparison_of`)."""
+    return rendered(case, path, finding_id, **rendering_of(failure), comparison=comparison)
+
+
+def comparison_of(failure, case: ir.Case, path: str) -> dict | None:
+    """How ``failure``'s oracle compared ``case`` on ``path``, as a dict (None:
+    it compares with a correct JAX's values, or cannot show it there)."""
+    how = getattr(failure, "comparison", None)
+    try:
+        found = how(case, path) if how is not None else None
+    except Exception:  # noqa: BLE001 - the path cannot run it: no reproducer there
+        return None
+    return dataclasses.asdict(found) if found is not None else None
 
 
 def rendering_of(failure) -> dict:
@@ -64,13 +84,14 @@ def rendering_of(failure) -> dict:
 
 
 def rendered(case: ir.Case, path: str, finding_id: str, *, values: bool, jit: bool,
-             fatal: bool = False, watchdog_s: float | None = None) -> str:
+             fatal: bool = False, watchdog_s: float | None = None,
+             comparison: dict | None = None) -> str:
     """The reproducer rendered as `rendering_of` says (``values``: compare
     with the model's values), on this JAX release: `fuzz.triage.bisect` renders a
     filed one again on each release this way."""
     return script(case, path, finding_id,
-                  values=render.model_values(case, path) if values else None, jit=jit,
-                  fatal=fatal, watchdog_s=watchdog_s)
+                  values=render.model_values(case, path) if values and comparison is None
+                  else None, jit=jit, fatal=fatal, watchdog_s=watchdog_s, comparison=comparison)
 
 
 def died(result: dict) -> bool:
@@ -162,6 +183,10 @@ def best(case: ir.Case, affected, failure, *, verify: bool = True,
     none reproduces the last tried is returned, status "does not reproduce"
     (reported as flaky, never filed)."""
     candidates = candidate_paths(case, affected)
+    # An oracle that compares two runs is shown on a path it ran there.
+    comparisons = {p: comparison_of(failure, case, p) for p in candidates}
+    if any(comparisons.values()):
+        candidates = [p for p in candidates if comparisons[p]]
     if not candidates:
         return {"path": None, "script": None, "status": "no renderable path"}
     wanted = type(failure.error).__name__ if (
@@ -172,12 +197,13 @@ def best(case: ir.Case, affected, failure, *, verify: bool = True,
     if getattr(failure, "limit_s", None):   # a hang: as long as the campaign waited
         how["timeout_s"] = failure.limit_s
     if not verify:
-        return {"path": candidates[0], "status": "not verified", **how,
-                "script": for_failure(case, candidates[0], failure, finding_id)}
+        path = candidates[0]
+        return {"path": path, "status": "not verified", **how, "comparison": comparisons[path],
+                "script": for_failure(case, path, failure, finding_id, comparisons[path])}
     result = None
     for path in candidates:
-        text = for_failure(case, path, failure, finding_id)
-        result = {"path": path, "script": text, **how,
+        text = for_failure(case, path, failure, finding_id, comparisons[path])
+        result = {"path": path, "script": text, **how, "comparison": comparisons[path],
                   # (a little past a hang's watchdog, so that it says where it was stuck)
                   **check_script(text, prelude=prelude,
                                  timeout=how["timeout_s"] + 15 if "timeout_s" in how else TIMEOUT_S)}

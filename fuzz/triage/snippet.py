@@ -39,10 +39,17 @@ _IMPORTS = {"import numpy as np": r"\bnp\.",
 WIDTH = 100
 
 
-def snippet(case: ir.Case, path: str, *, jit: bool = False, said: str = "") -> str:
+def snippet(case: ir.Case, path: str, *, jit: bool = False, said: str = "",
+            comparison: dict | None = None) -> str:
     """``case`` on ``path``, pressed into a paste-able snippet ending in the
-    comment ``said`` (what happens; what should)."""
+    comment ``said`` (what happens; what should); with ``comparison`` (an
+    oracle's `fuzz.oracles.base.Comparison`, as a dict), printing both
+    sides of what the oracle compared (``jax.vmap`` and the calls one by one)."""
     text = paths.program(case, path, jit=jit)[0]
+    if comparison is not None:
+        text = text.replace(paths.RUN, "\n") + comparison["source"] + (
+            f"\nprint({comparison['actual_by'] + ':'!r}, actual())"
+            f"\nprint({comparison['expected_by'] + ':'!r}, expected())\n")
     for run, call in _RUN.items():
         if run in text and (m := _FUNCTION.search(text)):
             f, args = _split(m.group(2))   # ``return f, (args...)``: f(args...) inline
@@ -142,6 +149,10 @@ def said(reproducer: dict, message: str = "") -> str:
     actual, expected = out.get("actual", ""), out.get("expected", "")
     if not actual:
         return ""
+    if actual.startswith("by "):   # an oracle's comparison: "by jax.vmap (2 levels): [...]"
+        got, want = (text[3:].partition(": ") for text in (actual, expected))
+        return (f"Bug: {got[0]} gives {releases.steady(got[2])[:120]}; "
+                f"expected: as {want[0]} give {want[2][:120]}")
     got, want = _results(actual), _results(expected.removeprefix("no error; "))
     if got is None:
         bug = "raises " + releases.steady(actual).rstrip(":. ")
