@@ -2,6 +2,9 @@
 program and of pallas_call against their calls one by one (vmap-stack), and
 derivatives through refs against finite differences (grad-matches), each
 with a planted wrong batching or AD rule."""
+import subprocess
+import sys
+
 import jax.numpy as jnp
 
 from fuzz import ir, oracles, paths
@@ -199,4 +202,27 @@ def test_a_vmap_finding_is_filed_with_a_reproducer_that_calls_vmap(tmp_path):
     assert "jax.vmap(g, in_axes=" in repro["script"] and repro["comparison"]
     md = (tmp_path / "r" / f"{finding.id}.md").read_text()
     assert "print('jax.vmap (2 levels):', actual())" in md
-    assert "# Bug: jax.vmap (2 levels) gives " in md and "as the calls one by one give" in md
+    assert "# Bug: jax.vmap (2 levels): " in md and "expected, as by the calls one by one: " in md
+    code = md.split("```python\n")[1].split("```")[0]   # the snippet runs alone and shows it
+    ran = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    shown = dict(line.split(": ", 1) for line in ran.stdout.splitlines() if ": [" in line)
+    assert shown["jax.vmap (2 levels)"] != shown["the calls one by one"], ran.stdout + ran.stderr
+
+
+@premise(seen_on.applies("known", "checkpoint-vjp-drops-ref-writes"),
+         "reverse mode through jax.checkpoint keeps ref writes here")
+def test_a_grad_finding_is_filed_with_a_reproducer_that_differentiates(tmp_path):
+    """A wrong derivative's reproducer differentiates as the oracle did and
+    shows both sides (here jax.linearize's tangents against jax.jvp's); its
+    snippet runs alone and prints them."""
+    k = known_findings.BY_ID["checkpoint-vjp-drops-ref-writes"]
+    failure = next(f for f in oracles.check(k.example).failures if f.known == k.id)
+    finding, _ = filing.record(failure, corpus_dir=tmp_path / "c", reports_dir=tmp_path / "r",
+                               minimize=False)
+    repro = finding.reproducer
+    assert (repro["status"], repro["path"]) == ("reproduces", "eager"), repro
+    assert "jax.linearize(of_floats" in repro["script"]
+    md = (tmp_path / "r" / f"{finding.id}.md").read_text()
+    code = md.split("```python\n")[1].split("```")[0]
+    ran = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert ran.returncode == 0 and "jax.linearize: [[" in ran.stdout, ran.stdout + ran.stderr

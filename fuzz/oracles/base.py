@@ -161,6 +161,7 @@ class Comparison:
     source: str
     expected_by: str
     actual_by: str
+    tolerance: float | None = None   # numbers this close are equal (None: exactly)
 
     def run(self, namespace: dict) -> dict:
         """``namespace`` (a program's, `fuzz.paths.load`) with the source run in it."""

@@ -12,12 +12,14 @@ the kernel drops every ref write from reverse mode, a known bug that would
 hide all others.)"""
 from __future__ import annotations
 
+import re
+
 import jax
 import numpy as np
 from jax.test_util import check_grads
 
 from fuzz import emit, ir, model, paths
-from fuzz.oracles.base import OracleFailure, refused, same, show, side_by_side
+from fuzz.oracles.base import Comparison, OracleFailure, refused, same, show, side_by_side
 
 # The float dtypes whose refs grad-matches differentiates (bf16 and f16 round
 # too coarsely for finite differences).
@@ -32,6 +34,47 @@ def _differentiated(case: ir.Case) -> list[int]:
     """The refs grad-matches differentiates: unscoped float refs in use."""
     return [i for i in paths.unscoped(case)
             if i in model.data_refs(case) and case.refs[i].kind in GRAD_DTYPES]
+
+
+# A reproducer's program as a function of the differentiated contents, after
+# the constants WRT and OUT `GradMismatch.comparison` writes.
+_OF_FLOATS = """
+def of_floats(*xs):
+    \"\"\"The program (under jax.jit) as a function of the float refs' initial contents.\"\"\"
+    f, args = function()
+    leaves, tree = jax.tree_util.tree_flatten(args)
+    for k, x in zip(WRT, xs):
+        leaves[k] = x
+    results = jax.jit(f)(*jax.tree_util.tree_unflatten(tree, leaves))
+    return tuple(results[k] for k in OUT)
+
+
+def contents():
+    f, args = function()
+    return tuple(jax.tree_util.tree_leaves(args)[k] for k in WRT)
+
+
+def shown(values):
+    return [np.asarray(v).tolist() for v in values]
+"""
+# Each way the oracle fails, as the two sides a reproducer compares (the
+# programs are linear in the contents: a central difference with a step of
+# 1 along ones is exact but for rounding).
+_SIDES = {
+    "value": ("the plain call", "shown(of_floats(*contents()))", "shown({transform})"),
+    "tangents": ("jax.jvp", "shown(jax.jvp(of_floats, contents(), contents())[1])",
+                 "shown(jax.linearize(of_floats, *contents())[1](*contents()))"),
+    "fwd": ("finite differences", "shown((a - b) / 2 for a, b in zip("
+            "of_floats(*(x + 1 for x in contents())), of_floats(*(x - 1 for x in contents()))))",
+            "shown(jax.jvp(of_floats, contents(), tuple(np.ones_like(x) for x in contents()))[1])"),
+    "rev": ("jax.jacfwd", "shown(jax.tree_util.tree_leaves(jax.jacfwd(of_floats, "
+            "argnums=tuple(range(len(WRT))))(*contents())))",
+            "shown(jax.tree_util.tree_leaves(jax.jacrev(of_floats, "
+            "argnums=tuple(range(len(WRT))))(*contents())))"),
+}
+_TRANSFORMED = {"jax.jvp": "jax.jvp(of_floats, contents(), contents())[0]",
+                "jax.linearize": "jax.linearize(of_floats, *contents())[0]",
+                "jax.vjp": "jax.vjp(of_floats, *contents())[0]"}
 
 
 def _close(a, b) -> bool:
@@ -59,6 +102,34 @@ class GradMismatch(OracleFailure):
             found += cls.grad_matches(report.case, o)
             report.count(cls.oracle)
         return found
+
+    def comparison(self, case: ir.Case, path: str):
+        """How this failure shows (its ``shape``, its message): the value
+        under a transformation against the plain call's, jax.linearize's
+        tangents against jax.jvp's, forward-mode derivatives against finite
+        differences, reverse-mode ones (jax.jacrev) against forward-mode ones
+        (jax.jacfwd); where AD raises, the raising side shows it."""
+        if not paths.fact(path, "GRAD") or refused(case, "grad", path) or not _differentiated(case):
+            return None
+        mode = (self.shape or "").split()[0]
+        if "value differs" in (self.shape or ""):
+            transform = re.search(r"under (jax\.\w+)", self.message)[1]
+            by, want, got = _SIDES["value"]
+            got, actual_by = got.format(transform=_TRANSFORMED[transform]), transform
+        elif "tangents differ" in (self.shape or ""):
+            (by, want, got), actual_by = _SIDES["tangents"], "jax.linearize"
+        else:
+            (by, want, got), actual_by = _SIDES[mode], {"fwd": "jax.jvp", "rev": "jax.jacrev"}[mode]
+        refs, wrt = paths.unscoped(case), _differentiated(case)
+        call, args = paths.load(case, path)["function"]()
+        n = len(jax.tree_util.tree_leaves(args))
+        names = [name for name, _ in paths.MODULES[path].results(case)]
+        constants = (f"WRT = {[n - len(refs) + refs.index(i) for i in wrt]!r}  "
+                     "# the argument leaves differentiated: float refs' initial contents\n"
+                     f"OUT = {[names.index(f'r{i}') for i in wrt]!r}  # the results they end as\n")
+        sides = f"\n\ndef expected():\n    return {want}\n\n\ndef actual():\n    return {got}\n"
+        return Comparison(constants + _OF_FLOATS + sides, by, actual_by,
+                          tolerance=None if "value differs" in (self.shape or "") else 2e-3)
 
     @classmethod
     def grad_matches(cls, case: ir.Case, outcome: paths.Outcome) -> list[OracleFailure]:

@@ -126,7 +126,12 @@ def main():
             got = f"raises {type(e).__name__}: " + (str(e).strip().splitlines() or [""])[0]
     print(f"actual:   by {ACTUAL_BY}: {got}")
     print(f"expected: by {EXPECTED_BY}: {want}")
-    bug = got != want
+    if TOLERANCE is None or isinstance(got, str):
+        bug = got != want
+    else:   # (np.allclose of each pair of results)
+        bug = len(got) != len(want) or not all(
+            np.shape(a) == np.shape(b) and np.allclose(a, b, rtol=TOLERANCE, atol=TOLERANCE)
+            for a, b in zip(got, want))
     print(f"BUG: {ACTUAL_BY} differs from {EXPECTED_BY}" if bug else "OK: JAX behaves as expected")
     print(json.dumps({"reproduced": bug, "error": None}))
     raise SystemExit(1 if bug else 0)
@@ -142,7 +147,8 @@ def render_comparison(case: ir.Case, path: str, comparison) -> str:
     (``comparison``, a `fuzz.oracles.base.Comparison`: ``expected()`` against
     ``actual()``), prints both and exits 1 when they differ."""
     labels = (f"\nEXPECTED_BY = {comparison.expected_by!r}\n"
-              f"ACTUAL_BY = {comparison.actual_by!r}\n")
+              f"ACTUAL_BY = {comparison.actual_by!r}\n"
+              f"TOLERANCE = {comparison.tolerance!r}  # numbers this close are equal (None: exactly)\n")
     return (_program(case, path) + "\n" + labels + comparison.source
             + _COMPARE.replace("ENABLE_X64", compat.ENABLE_X64))
 

@@ -47,7 +47,7 @@ def snippet(case: ir.Case, path: str, *, jit: bool = False, said: str = "",
     sides of what the oracle compared (``jax.vmap`` and the calls one by one)."""
     text = paths.program(case, path, jit=jit)[0]
     if comparison is not None:
-        text = text.replace(paths.RUN, "\n") + comparison["source"] + (
+        text = text.replace(paths.RUN, "\n").replace(paths.RUN_JIT, "\n") + comparison["source"] + (
             f"\nprint({comparison['actual_by'] + ':'!r}, actual())"
             f"\nprint({comparison['expected_by'] + ':'!r}, expected())\n")
     for run, call in _RUN.items():
@@ -151,8 +151,8 @@ def said(reproducer: dict, message: str = "") -> str:
         return ""
     if actual.startswith("by "):   # an oracle's comparison: "by jax.vmap (2 levels): [...]"
         got, want = (text[3:].partition(": ") for text in (actual, expected))
-        return (f"Bug: {got[0]} gives {releases.steady(got[2])[:120]}; "
-                f"expected: as {want[0]} give {want[2][:120]}")
+        return (f"Bug: {got[0]}: {releases.steady(got[2])[:120]}; "
+                f"expected, as by {want[0]}: {want[2][:120]}")
     got, want = _results(actual), _results(expected.removeprefix("no error; "))
     if got is None:
         bug = "raises " + releases.steady(actual).rstrip(":. ")
