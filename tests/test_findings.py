@@ -120,3 +120,54 @@ def test_blame_reads_no_line_of_an_earlier_cases_kernel():
     assert emit.statement_at(kernel.__code__.co_filename, line) == 1
     oracles.check(ir.Case((ir.Ref("int32", ()),), (Get(ir.View(0)),), ("abstract",)))
     assert emit.statement_at(kernel.__code__.co_filename, line) is None
+
+
+# --- one report per root cause ---------------------------------------------------
+
+def _signal_rule(around):
+    return compat.wrap_rule(compat.discharge_rules()[signal_p], around)
+
+
+def _file(case, tmp_path):
+    failure = next(f for f in oracles.check(case).failures if f.known is None)
+    return filing.record(failure, corpus_dir=tmp_path / "c", reports_dir=tmp_path / "r",
+                         minimize=False, verify=False)
+
+
+# A valid signal, and an invalid one (out of bounds of a zero-size ref) that
+# JAX lets through to discharge, where it should raise IndexError.
+VALID = ir.Case((ir.Ref("int16", ()),), (Signal(ir.View(0), ir.Int(1)),), ("abstract",))
+INVALID = ir.Case((ir.Ref("int16", (0,)),), (Signal(_at(0), ir.Int(0)),), ("abstract",),
+                  expect=ir.ExpectedError("IndexError|ValueError", r"(?i)out of (bounds?|range)",
+                                          "semaphore_signal"))
+
+
+def test_one_bug_seen_by_two_oracles_is_one_report(plant, tmp_path):
+    """A rule that raises for every signal: valid-runs on a valid program,
+    invalid-rejected on an invalid one; two signatures, one root cause."""
+    def always(call, in_avals, values, params):
+        raise NotImplementedError("planted")
+    plant(compat.discharge_rules(), signal_p, _signal_rule(always))
+    first, new = _file(VALID, tmp_path)
+    second, again = _file(INVALID, tmp_path)
+    assert new and not again and second.id == first.id
+    assert [(i["oracle"], i["paths"]) for i in second.instances] == [
+        ("invalid-rejected", ["abstract"])]
+    assert len(list((tmp_path / "r").glob("*.md"))) == 2   # the report and the index
+    md = (tmp_path / "r" / f"{first.id}.md").read_text()
+    assert "### Other faces of this root cause" in md and "invalid-rejected" in md
+
+
+def test_two_bugs_in_one_rule_are_two_reports(plant, tmp_path):
+    """The rule goes wrong two ways (another exception for a ref of another
+    shape): two root causes, two reports."""
+    def two_ways(call, in_avals, values, params):
+        if tuple(in_avals[0].shape) == ():
+            raise KeyError("planted one")
+        raise ValueError("planted two")
+    plant(compat.discharge_rules(), signal_p, _signal_rule(two_ways))
+    one, new_one = _file(VALID, tmp_path)
+    other = ir.Case((ir.Ref("int16", (3,)),), (Signal(_at(1), ir.Int(1)),), ("abstract",))
+    two, new_two = _file(other, tmp_path)
+    assert new_one and new_two and one.id != two.id
+    assert one.root_cause != two.root_cause and not one.instances

@@ -12,8 +12,8 @@ import os
 import time
 
 from fuzz.triage import corpus, minimize as minimizer, reports, reproducer
-from fuzz.triage.findings import (Crash, Finding, finding_id, now, paths_affected, same_failure,
-                                  signature, stage_of, versions)
+from fuzz.triage.findings import (Crash, Finding, finding_id, now, paths_affected, root_cause,
+                                  same_failure, signature, stage_of, versions)
 
 
 @contextlib.contextmanager
@@ -36,7 +36,10 @@ def record(failure, *, corpus_dir="corpus", reports_dir="reports", minimize=True
            verify=True, verify_prelude: str | None = None) -> tuple[Finding, bool]:
     """File ``failure``: (its finding, whether it is new). A finding whose
     reproducer does not reproduce is *flaky*: its report goes to
-    ``reports/flaky/``, no regression is written, and it is never new.
+    ``reports/flaky/``, no regression is written, and it is never new. One
+    whose root cause (`root_cause`) a filed report has already is another
+    face of that bug: it is counted there, as an instance, not minimized or
+    reported again, and that report's finding is returned.
 
     ``verify_prelude`` is Python run before the reproducer in the verifying
     interpreter (tests use it to plant a bug there too)."""
@@ -44,8 +47,12 @@ def record(failure, *, corpus_dir="corpus", reports_dir="reports", minimize=True
     fid = finding_id(sig)
     if (seen := _count_again(fid, reports_dir)) is not None:
         return seen, False
+    key = root_cause(failure)
+    if (owner := _count_instance(failure, sig, fid, key, reports_dir)) is not None:
+        return owner, False
     finding = _investigate(failure, sig, fid, minimize=minimize, verify=verify,
                            prelude=verify_prelude)
+    finding.root_cause = key
     status = (finding.reproducer or {}).get("status")
     if not verify:
         finding.status = "unverified"
@@ -90,6 +97,29 @@ def _count_again(fid: str, reports_dir) -> Finding | None:
         if finding.status != FLAKY:
             finding.status = "still failing"
         reports.write(directory, finding)
+        return finding
+
+
+def _count_instance(failure, sig: str, fid: str, key: str, reports_dir) -> Finding | None:
+    """The filed report of root cause ``key`` (another finding's), with
+    ``failure`` counted among its instances; None if there is none."""
+    with _locked(reports_dir):
+        owner = next((r for r in reports.records(reports_dir)
+                      if r.get("root_cause") == key and r["id"] != fid), None)
+        if owner is None:
+            return None
+        finding = Finding.from_record(owner)
+        seen = now()
+        face = next((i for i in finding.instances if i["signature"] == sig), None)
+        if face is None:
+            face = {"id": fid, "signature": sig, "oracle": failure.oracle,
+                    "primitive": failure.primitive, "paths": [], "hits": 0, "first_seen": seen}
+            finding.instances.append(face)
+        face["hits"] += 1
+        face["last_seen"] = seen
+        face["paths"] = sorted({*face["paths"], failure.path})
+        finding.last_seen = seen
+        reports.write(reports_dir, finding)
         return finding
 
 

@@ -112,6 +112,36 @@ def signature(failure) -> str:
     return "|".join([failure.oracle, failure.primitive, *parts, failure.known or "-"])
 
 
+# The discharge code, where a raised error is blamed on (not lax's shape
+# checks, which many unrelated bugs reach).
+_DISCHARGE_CODE = ("jax/_src/state/", "jax/_src/pallas/")
+
+
+def root_cause(failure) -> str:
+    """Where JAX goes wrong, whichever oracle, primitive or path saw it: one
+    key for every face of one bug, two for two bugs.
+
+    - a known finding's: its id (one entry is one bug);
+    - an exception's: its type, its normalized message and the innermost
+      frame of the discharge code it came through (else its innermost JAX
+      frame): the JAX function that raised, however the program reached it;
+    - a hang's or a crash's: its symptom and where it was stuck;
+    - a wrong value's: its signature (only isolating the rule that computes
+      it would say more, and a wrong merge hides a bug)."""
+    if failure.known:
+        return f"known:{failure.known}"
+    if isinstance(failure, Crash):
+        stuck = re.search(r", in (\S+)$", failure.message)
+        return f"{failure.symptom}:{stuck[1] if stuck else normalize(failure.detail)}"
+    error = failure.error if failure.error_is_the_symptom else None
+    if error is not None:
+        frames = jax_frames(error, n=10**6)
+        blamed = next((f for f in reversed(frames) if f.startswith(_DISCHARGE_CODE)),
+                      frames[-1] if frames else "-")
+        return f"{type(error).__name__}:{normalize(paths.first_line(error))}:{blamed}"
+    return f"signature:{signature(failure)}"
+
+
 def finding_id(sig: str) -> str:
     oracle, primitive = sig.split("|", 2)[:2]
     short = primitive.removeprefix("semaphore_").replace("?", "any")
@@ -188,6 +218,11 @@ class Finding:
     # What `discharge-fuzz bisect` found: {"releases": {release: {"verdict",
     # "detail"}}, "affected": {"first_bad", "last_good", "summary", ...}}.
     releases: dict = field(default_factory=dict)
+    root_cause: str | None = None   # `root_cause`: one report per key
+    # The other faces of this root cause, filed here rather than as reports
+    # of their own: {"id", "signature", "oracle", "primitive", "paths",
+    # "hits", "first_seen", "last_seen"} each.
+    instances: list = field(default_factory=list)
 
     @property
     def kernel_lines(self) -> int | None:

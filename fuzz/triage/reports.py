@@ -199,6 +199,14 @@ def markdown(finding) -> str:
                   "(`--no-verify`).", ""]
     if finding.releases:
         lines += affected_section(finding.releases)
+    if finding.instances:
+        lines += ["### Other faces of this root cause", "",
+                  "The same bug, as other oracles, primitives or paths saw it "
+                  f"(root cause `{finding.root_cause}`):", "",
+                  "| finding | oracle / primitive | paths | hits | last seen |", "|---|---|---|---|---|"]
+        lines += [f"| {i['id']} | {_oracle(i)} | {', '.join(i['paths'])} | {i['hits']} | "
+                  f"{i['last_seen'][:10]} |" for i in finding.instances]
+        lines.append("")
     if finding.related:
         lines += ["Looks like (same oracle, primitive and exception, another signature): "
                   + ", ".join(f"[{r}]({r}.md)" for r in finding.related), ""]
@@ -280,7 +288,9 @@ def write_index(reports_dir) -> None:
             "*unverified* (filed with `--no-verify`). A finding whose reproducer did not "
             "reproduce in a fresh interpreter is *flaky*: it is kept apart in `flaky/` "
             "and not to be filed. A whole-program oracle (one that compares two "
-            "paths or runs) names no primitive. Sorted by severity (" +
+            "paths or runs) names no primitive. One report per root cause: another "
+            "face of it (another oracle, primitive or path) is listed in its report. "
+            "Sorted by severity (" +
             "; ".join(oracles.SEVERITIES) + "), then by the releases a finding is bad on, "
             "then by hits.", "",
             "| finding | severity | status | symptom | stage | oracle / primitive | paths | hits | first seen | last seen | reproducer | kernel lines | releases |",
@@ -289,11 +299,18 @@ def write_index(reports_dir) -> None:
         repro = (r.get("reproducer") or {}).get("status", "-")
         rows.append(
             f"| [{r['id']}]({r['id']}.md) | {severity(r)} | {r['status']} | {r['symptom']} | {r['stage']} | "
-            f"{_oracle(r)} | {', '.join(r['paths'])} | {r['hits']} | "
+            f"{_oracle(r)}{_faces(r)} | {', '.join(r['paths'])} | "
+            f"{r['hits'] + sum(i['hits'] for i in r.get('instances', ()))} | "
             f"{r['first_seen'][:10]} | {r['last_seen'][:10]} | "
             f"{repro} | {r.get('kernel_lines', '-')} | "
             f"{(r.get('releases') or {}).get('affected', {}).get('summary', 'not bisected')} |")
     atomic.write_text(os.path.join(os.fspath(reports_dir), INDEX), "\n".join(rows) + "\n")
+
+
+def _faces(record: dict) -> str:
+    """How many other faces (oracles, primitives) of its root cause a report holds."""
+    n = len(record.get("instances", ()))
+    return f" (+{n} other face{'s' if n > 1 else ''})" if n else ""
 
 
 def _oracle(record: dict) -> str:
