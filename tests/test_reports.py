@@ -48,10 +48,10 @@ def test_a_known_findings_title_is_a_whole_sentence(known_id):
     assert 30 <= len(title) <= 220, title
 
 
-def test_a_hangs_title_names_its_primitive_path_and_where_it_was_stuck():
+def test_a_hangs_title_names_where_it_was_stuck_and_its_path():
     record = reports.load(os.path.join(ROOT, "reports"), "crash-dma_start-54e8a344")
     assert reports.title(findings.Finding.from_record(record)) == \
-        "`dma_start` hangs on `pallas_call`, in tpu_info.py:_get_tiling_factor"
+        "A kernel hangs in `tpu_info.py:_get_tiling_factor` (`pallas_call`)"
 
 
 def test_a_title_says_internal_api_where_only_jax_internals_reproduce():
@@ -206,3 +206,16 @@ def test_the_index_ranks_by_severity_then_releases_then_hits(tmp_path):
     assert [reports.severity(r) for r in rows[:3]] == [
         "unclear or missing error on invalid code", "valid code refused",
         "crash or hang on valid code"]
+
+
+def test_the_upstream_queue_has_every_filed_root_cause_most_severe_first():
+    """reports/upstream.md, as written with the index: an issue body per
+    filed report, in the index's order, each with its snippet."""
+    directory = os.path.join(ROOT, "reports")
+    text = open(os.path.join(directory, reports.UPSTREAM)).read()
+    index = open(os.path.join(directory, reports.INDEX)).read()
+    ids = [line.split("](")[1].split(".md")[0] for line in text.splitlines()
+           if line.startswith(("Silent", "Crash", "Valid", "Unclear"))]
+    assert ids and ids == [i for i in (line.split("](")[0][3:] for line in index.splitlines()
+                                       if line.startswith("| [")) if i in ids]
+    assert text.count("```python") == len(ids) and text.count("Where JAX goes wrong:") == len(ids)

@@ -20,6 +20,7 @@ from fuzz.triage import findings, releases, reproducer, snippet
 
 INDEX = "index.md"
 RELEASES = "releases.md"
+UPSTREAM = "upstream.md"
 
 
 class ReportError(ValueError):
@@ -123,8 +124,11 @@ def _title(finding) -> str:
     what = _DOES.get(finding.symptom, finding.symptom).format(
         exception=finding.exception or "an error", oracle=finding.oracle)
     if finding.oracle == "crash":   # its message: the symptom again, and where it was stuck
-        stuck = re.search(r", in (\S+)$", finding.message)
-        return f"{who} {what} on `{where}`" + (f", in {stuck[1]}" if stuck else "")
+        # Where it was stuck is the JAX function to blame, not the statement
+        # being traced then (a hang in tiling inference is no hang "in dma_start").
+        if stuck := re.search(r", in (\S+)$", finding.message):
+            return f"A kernel {what} in `{stuck[1]}` (`{where}`)"
+        return f"{who} {what} on `{where}`"
     return f"{who} {what} on `{where}`: {finding.message[:90]}"
 
 
@@ -305,6 +309,50 @@ def write_index(reports_dir) -> None:
             f"{repro} | {r.get('kernel_lines', '-')} | "
             f"{(r.get('releases') or {}).get('affected', {}).get('summary', 'not bisected')} |")
     atomic.write_text(os.path.join(os.fspath(reports_dir), INDEX), "\n".join(rows) + "\n")
+    write_upstream(reports_dir)
+
+
+def blamed(record: dict) -> str:
+    """Where JAX goes wrong, in words, from the root-cause key."""
+    key = record.get("root_cause") or ""
+    kind, _, rest = key.partition(":")
+    if kind == "known" and (k := known_findings.BY_ID.get(rest)) is not None:
+        return k.description
+    if kind in findings.CRASH_SYMPTOMS:
+        return f"it is stuck in `{rest}`"
+    if kind and kind != "signature":
+        return f"`{kind}` raised in `{rest.rsplit(':', 2)[-2]}:{rest.rsplit(':', 1)[-1]}`"
+    return "the discharge of the statement the snippet shows (not isolated further)"
+
+
+def write_upstream(reports_dir) -> None:
+    """``upstream.md``: the filed root causes a maintainer gets, most severe
+    first (as the index ranks them), each an issue body in JAX's template,
+    ready to paste: the snippet, actual against expected, the releases it is
+    bad on and where JAX goes wrong. Fixed and flaky findings stay out."""
+    filed = [r for r in sorted(records(reports_dir), key=_rank)
+             if r["status"] not in ("fixed in this JAX", "flaky")]
+    out = ["# Upstream queue", "",
+           "Written by `discharge-fuzz report` with `index.md`: one item per root cause, "
+           "most severe first; each is an issue body in JAX's bug template. The verified "
+           "reproducer of each is `<id>.py` beside this file.", ""]
+    for n, r in enumerate(filed, 1):
+        finding = findings.Finding.from_record(r)
+        repro = r.get("reproducer") or {}
+        out += [f"## {n}. {title(finding)}", "",
+                f"{severity(r).capitalize()}; [{r['id']}]({r['id']}.md).", "",
+                "### Description", ""]
+        if finding.case is not None and repro.get("path"):
+            out += ["```python", snippet.snippet(
+                finding.case, repro["path"], jit=reproducer.rendering(repro)["jit"],
+                said=snippet.said(repro, finding.message),
+                comparison=repro.get("comparison")).rstrip(), "```", ""]
+        if repro.get("output"):
+            out += ["Actual against expected:", "", "```", repro["output"].rstrip(), "```", ""]
+        affected = (r.get("releases") or {}).get("affected", {}).get("summary", "not bisected")
+        out += [f"Affected JAX releases: {affected}.", "",
+                f"Where JAX goes wrong: {blamed(r)}.", ""]
+    atomic.write_text(os.path.join(os.fspath(reports_dir), UPSTREAM), "\n".join(out) + "\n")
 
 
 def _faces(record: dict) -> str:
