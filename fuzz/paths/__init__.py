@@ -8,7 +8,7 @@ the reference model predicts for them, or None) and, where running it is
 more than evaluating its program's ``function()`` (`run_program`), ``run``. The
 live run executes the *rendered program*: the header here, the kernel
 (`fuzz.emit`) and the path's harness, so a reproducer is exactly the program
-that ran (fuzz/render.py adds only what checks its result).
+that ran (fuzz/triage/render.py adds only what checks its result).
 
 Every path reports the avals the abstract evaluation promises and the avals
 (and values) it actually produced, and what it lets us observe of the

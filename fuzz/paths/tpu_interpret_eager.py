@@ -6,7 +6,7 @@ uninitialized_memory="zero", detect_races=True, on_race="warn")`` (JAX
 run as they start (not as they are waited on), memory starts at zero (not
 NaN), and its race detector watches every access; whether it saw a race
 (``Outcome.races``) is checked against the model's verdict
-(fuzz/oracles.py, ``race-detection``). Only cases with a copy come here:
+(fuzz/oracles/interpreter.py, ``race-detection``). Only cases with a copy come here:
 without one, no option changes a drawn program (which reads no memory it
 did not write).
 

@@ -96,7 +96,7 @@ def signature(failure) -> str:
     normalized message (not the expected error's) and the innermost JAX
     frames. A wrong value: oracle, primitive, path and the failure's shape
     (what is observed through which kind of statement, and how it relates to
-    the right value; `fuzz.differential`), never the bare message. Any other
+    the right value; `fuzz.oracles.base.relation`), never the bare message. Any other
     broken invariant: oracle, primitive and its normalized message. Last, the
     known finding it is an instance of, if any: a new bug that fails like a
     known one elsewhere is another finding, and minimizing a finding keeps
