@@ -16,7 +16,9 @@ oracle in the order of its ``RANK``:
 Both return failures of the oracle's own class (`fail`). ``COST`` says, in
 runs of the case's program, what one ``compare`` costs (a scheduler's
 figure); the class's facts (``symptom``, ``stage``, ``summary``, ...) are
-what findings, reports and reproducers read about its failures.
+what findings, reports and reproducers read about its failures, with
+``severity`` (a maintainer's class for one) and ``comparison`` (how a
+reproducer shows one that the model's values cannot: `Comparison`).
 """
 from __future__ import annotations
 
