@@ -82,14 +82,16 @@ def text(summary: dict, out_dir: str) -> str:
     lines = [f"== campaign: {summary['cases']} cases in {summary['seconds']}s "
              f"({summary['cases_per_s']} cases/s), stopped by {summary['stopped_by']}, "
              f"seed {summary['config']['seed']}"]
+    minutes = max(summary["seconds"], 1e-9) / 60   # what an expensive path or oracle gets
     for path, n in sorted(summary["cases_per_path"].items()):
         skipped = summary["not_applicable_per_path"].get(path, 0)
-        lines.append(f"   {path:<14} {n:>7} run" + (f", {skipped} not applicable" if skipped else ""))
+        lines.append(f"   {path:<14} {n:>7} run ({n / minutes:.1f}/min)"
+                     + (f", {skipped} not applicable" if skipped else ""))
     for index, w in summary["workers"].items():
         lines.append(f"   worker {index}: {w['cases']} cases, {w['cases_per_s']} cases/s")
     if summary.get("cases_per_oracle"):
-        lines.append("   values compared per oracle: " + ", ".join(
-            f"{o} {n}" for o, n in sorted(summary["cases_per_oracle"].items())))
+        lines.append("   values compared per oracle (per minute): " + ", ".join(
+            f"{o} {n} ({n / minutes:.1f})" for o, n in sorted(summary["cases_per_oracle"].items())))
     for kind, prefix in (("discharge", ""), ("transformation", "transform_")):
         lines.append(f"   {kind} rules exercised: {len(cov[prefix + 'rules_run'])} of "
                      f"{cov[prefix + 'rules_total']}: " + ", ".join(cov[prefix + "rules_run"]))
