@@ -7,6 +7,7 @@ from fuzz.ops.ref import Get, Swap
 from fuzz.ops.ref.common import Iota
 from fuzz.ops.semaphore import Read, Signal, Wait
 from fuzz.oracles import model_vs_path
+from fuzz.suppressions import known_findings, seen_on
 from fuzz.triage import filing, findings
 from hunting import known_failure
 from jax._src.pallas import primitives as pallas_primitives
@@ -171,3 +172,34 @@ def test_two_bugs_in_one_rule_are_two_reports(plant, tmp_path):
     two, new_two = _file(other, tmp_path)
     assert new_one and new_two and one.id != two.id
     assert one.root_cause != two.root_cause and not one.instances
+
+
+def test_an_int16_stand_in_becomes_the_semaphore_type_it_stands_for():
+    from fuzz.ops.dma import DmaStart, DmaWait
+    copy = ir.Case((ir.Ref("int16", ()), ir.Ref("float32", (2,)), ir.Ref("float32", (2,)),
+                    ir.Ref("int16", (2,))),
+                   (DmaStart(ir.View(1), ir.View(2), ir.View(0)),
+                    DmaWait(ir.View(1), ir.View(2), ir.View(0)),
+                    Signal(ir.View(3, (ir.At((ir.Int(1),)),)), ir.Int(1))))
+    real = filing.with_real_semaphores(copy)
+    assert [r.kind for r in real.refs] == ["dma", "float32", "float32", "regular"]
+    assert filing.with_real_semaphores(real) is None   # nothing stands in any more
+
+
+@pytest.mark.skipif(not seen_on.applies("known", "check-sem-avals-last-transform-not-indexer"),
+                    reason="its example does not fail on this JAX")
+def test_a_finding_is_filed_with_real_semaphore_types_where_it_shows_so(tmp_path):
+    """A maintainer pushes back on an int16 array standing in for a
+    semaphore: the filed program uses a pltpu.SemaphoreType where the bug
+    shows with one (the same root cause), on a path that takes it."""
+    k = known_findings.BY_ID["check-sem-avals-last-transform-not-indexer"]
+    assert k.example.refs[0].kind == "int16"
+    failure = next(f for f in oracles.check(k.example).failures if f.known == k.id)
+    finding, new = filing.record(failure, corpus_dir=tmp_path / "c", reports_dir=tmp_path / "r")
+    assert new and [r.kind for r in finding.case.refs] == ["regular"]
+    assert finding.reproducer["status"] == "reproduces"
+    assert "pltpu.SemaphoreType.REGULAR" in finding.reproducer["script"]
+    # The stand-in's own form, hit again, is counted there, not filed again.
+    again, new_again = filing.record(failure, corpus_dir=tmp_path / "c",
+                                     reports_dir=tmp_path / "r")
+    assert not new_again and again.id == finding.id and again.hits == 2

@@ -7,10 +7,12 @@ processes filing one signature do not lose each other's).
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import fcntl
 import os
 import time
 
+from fuzz import ir, oracles
 from fuzz.triage import corpus, minimize as minimizer, reports, reproducer
 from fuzz.triage.findings import (Crash, Finding, finding_id, now, paths_affected, root_cause,
                                   same_failure, signature, stage_of, versions)
@@ -52,7 +54,7 @@ def record(failure, *, corpus_dir="corpus", reports_dir="reports", minimize=True
         return owner, False
     finding = _investigate(failure, sig, fid, minimize=minimize, verify=verify,
                            prelude=verify_prelude)
-    finding.root_cause = key
+    finding.root_cause, fid = key, finding.id
     status = (finding.reproducer or {}).get("status")
     if not verify:
         finding.status = "unverified"
@@ -123,8 +125,42 @@ def _count_instance(failure, sig: str, fid: str, key: str, reports_dir) -> Findi
         return finding
 
 
+def with_real_semaphores(case: ir.Case) -> ir.Case | None:
+    """``case`` with each int16 ref that stands in for a semaphore made the
+    semaphore type it stands for (``dma`` where copies count on it, else
+    ``regular``): the program as a user writes it, with real types. None if
+    it has no stand-in (or one counted both ways)."""
+    kinds: dict[int, set] = {}
+    for stmt in case.statements:
+        for view in stmt.counted():
+            kinds.setdefault(view.ref, set()).add("dma" if stmt.family == "dma" else "regular")
+    stand_ins = {i: k.pop() for i, k in kinds.items()
+                 if case.refs[i].kind == "int16" and len(k) == 1}
+    if not stand_ins:
+        return None
+    return dataclasses.replace(case, refs=tuple(
+        dataclasses.replace(r, kind=stand_ins[i]) if i in stand_ins else r
+        for i, r in enumerate(case.refs)))
+
+
+def _with_real_types(case: ir.Case, key: str):
+    """(``case`` with real semaphore types, its failure of root cause ``key``)
+    where the bug shows so too, else None: a maintainer pushes back on an
+    int16 array standing in for a semaphore (JAX takes it in interpret mode
+    only), and nearly every semaphore bug shows with the real type."""
+    real = with_real_semaphores(case)
+    if real is None:
+        return None
+    try:
+        found = next((f for f in oracles.check(real).failures if root_cause(f) == key), None)
+    except Exception:  # noqa: BLE001 - the fuzzer cannot run it so: keep the stand-in
+        return None
+    return (real, found) if found is not None else None
+
+
 def _investigate(failure, sig, fid, *, minimize, verify, prelude) -> Finding:
-    """Minimize, find the paths affected and a verified reproducer."""
+    """Minimize, show it with real semaphore types where it shows so, find
+    the paths affected and a verified reproducer."""
     case = failure.case
     crash = isinstance(failure, Crash)
     minimized = {}
@@ -136,6 +172,12 @@ def _investigate(failure, sig, fid, *, minimize, verify, prelude) -> Finding:
                      "statements_before": len(case.body),
                      "statements_after": len(result.case.body)}
         case = result.case
+    if not crash and case is not None and (real := _with_real_types(case, root_cause(failure))):
+        # (its signature and id are the real program's, so that its regression
+        # replays it; the stand-in's form is then an instance, by root cause)
+        case, failure = real
+        sig = signature(failure)
+        fid = finding_id(sig)
     affected = (failure.path,) if crash or case is None else (
         paths_affected(case, sig) or (failure.path,))
     known = failure.known   # part of the signature, so the minimized case keeps it
