@@ -308,5 +308,4 @@ def run(case: ir.Case, path: str, **options) -> Outcome:
 
 # The path modules use the helpers above, so they load last.
 MODULES = {name: importlib.import_module(f"fuzz.paths.{name}") for name in NAMES}
-EVALUATING = tuple(n for n, m in MODULES.items() if m.EVALUATES)
 COST = {n: m.COST for n, m in MODULES.items()}
