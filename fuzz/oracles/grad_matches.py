@@ -121,7 +121,7 @@ class GradMismatch(OracleFailure):
         else:
             (by, want, got), actual_by = _SIDES[mode], {"fwd": "jax.jvp", "rev": "jax.jacrev"}[mode]
         refs, wrt = paths.unscoped(case), _differentiated(case)
-        call, args = paths.load(case, path)["function"]()
+        _, args = paths.load(case, path)["function"]()
         n = len(jax.tree_util.tree_leaves(args))
         names = [name for name, _ in paths.MODULES[path].results(case)]
         constants = (f"WRT = {[n - len(refs) + refs.index(i) for i in wrt]!r}  "

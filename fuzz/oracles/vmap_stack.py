@@ -154,7 +154,12 @@ class VmapMismatch(OracleFailure):
         ``dyn`` is the first leaf of the program's arguments."""
         if not paths.fact(path, "VMAP"):
             return None
-        call, args = paths.load(case, path)["function"]()
+        return cls._comparison(case, path, paths.load(case, path))
+
+    @classmethod
+    def _comparison(cls, case: ir.Case, path: str, program: dict) -> Comparison:
+        """`comparison`, of ``program`` (``path``'s namespace, loaded once)."""
+        call, args = program["function"]()
         leaves = jax.tree_util.tree_leaves(args)
         ins, outs = vmap_axes(path, leaves, jax.eval_shape(call, *args))
         points = list(itertools.product(range(2), repeat=LEVELS))   # (outer, ..., inner)
@@ -174,8 +179,9 @@ class VmapMismatch(OracleFailure):
     def vmap_vs_stack(cls, case: ir.Case, path: str = "pallas_call") -> list[OracleFailure]:
         """`comparison` run: the vmapped call against the calls one by one."""
         try:
-            comparison = cls.comparison(case, path)
-            ran = comparison.run(paths.load(case, path))
+            program = paths.load(case, path)
+            comparison = cls._comparison(case, path, program)
+            ran = comparison.run(program)
             expected = ran["expected"]()
         except Exception:  # noqa: BLE001 - the path itself reports it
             return []
