@@ -325,6 +325,16 @@ def blamed(record: dict) -> str:
     return "the discharge of the statement the snippet shows (not isolated further)"
 
 
+def _snippet_of(reports_dir, finding_id: str) -> str | None:
+    """The snippet a filed report opens with (its first Python block)."""
+    path = os.path.join(os.fspath(reports_dir), f"{finding_id}.md")
+    if not os.path.exists(path):
+        return None
+    with open(path, encoding="utf-8") as f:
+        _, found, rest = f.read().partition("```python\n")
+    return rest.split("```", 1)[0].rstrip() if found else None
+
+
 def write_upstream(reports_dir) -> None:
     """``upstream.md``: the filed root causes a maintainer gets, most severe
     first (as the index ranks them), each an issue body in JAX's template,
@@ -342,11 +352,8 @@ def write_upstream(reports_dir) -> None:
         out += [f"## {n}. {title(finding)}", "",
                 f"{severity(r).capitalize()}; [{r['id']}]({r['id']}.md).", "",
                 "### Description", ""]
-        if finding.case is not None and repro.get("path"):
-            out += ["```python", snippet.snippet(
-                finding.case, repro["path"], jit=reproducer.rendering(repro)["jit"],
-                said=snippet.said(repro, finding.message),
-                comparison=repro.get("comparison")).rstrip(), "```", ""]
+        if code := _snippet_of(reports_dir, r["id"]):   # the report's own, not rendered again
+            out += ["```python", code, "```", ""]
         if repro.get("output"):
             out += ["Actual against expected:", "", "```", repro["output"].rstrip(), "```", ""]
         affected = (r.get("releases") or {}).get("affected", {}).get("summary", "not bisected")
