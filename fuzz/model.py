@@ -71,15 +71,16 @@ class Meaning:
         """The model's verdict on the program: "defined", "deadlock" (a wait
         blocks forever), "racy" (a copy in flight races with a statement or
         another copy), "unwaited" (it ends with a copy in flight: defined
-        but for what the copy writes and counts, `unknown`), or
-        "unspecified" (JAX does not say: two stores to one element, a count
-        past int32)."""
+        but for what the copy writes and counts, `unknown`), "overflow" (a
+        count leaves the range every interpreter keeps) or "unspecified"
+        (JAX does not say: two stores to one element)."""
         why = self.undefined
         if why is None:
             return "unwaited" if self.unknown else "defined"
         if "block forever" in why or "blocks forever" in why:
             return "deadlock"
-        return next((v for v in ("racy", "unwaited") if why.startswith(v + ":")), "unspecified")
+        return next((v for v in ("racy", "unwaited", "overflow") if why.startswith(v + ":")),
+                    "unspecified")
 
 
 def add(counts: np.ndarray, where: np.ndarray, amount: int) -> None:
@@ -200,14 +201,16 @@ class Memory:
 
     def move(self, n: int, ref: int, p: int, by: int) -> str | None:
         """Move count ``p`` (a flat position) of ``ref`` by ``by`` (statement
-        ``n``). A count past int32 has no meaning (hardware keeps none, and
-        the TPU interpreter's int32 counts wrap): the model says so, as for
-        a wait that blocks, instead of guessing a width."""
+        ``n``). A count past int16 has no meaning: JAX documents no range
+        for a semaphore's count, and the interpreters keep different ones
+        (the HLO interpreter's int16 counts wrap, the TPU interpreter keeps
+        int32). The model says so, as for a wait that blocks, instead of
+        guessing a width."""
         flat = self.arrays[ref].reshape(-1)
         flat[p] += by
         self.writers[ref].reshape(-1)[p] = n
-        if not -2**31 <= flat[p] < 2**31:
-            return f"statement {n} takes a count to {flat[p]}, past int32"
+        if not -2**15 <= flat[p] < 2**15:
+            return f"overflow: statement {n} takes a count to {flat[p]}, past int16"
         return None
 
     def scalar(self, n: int, stmt: ir.Statement, view: ir.View) -> int:

@@ -8,7 +8,7 @@ from fuzz.ops.ref.common import Iota
 from fuzz.ops.semaphore import Read, Signal, Wait
 from fuzz.oracles import model_vs_path
 from fuzz.suppressions import known_findings, seen_on
-from fuzz.triage import filing, findings
+from fuzz.triage import filing, findings, reports
 from hunting import known_failure
 from jax._src.pallas import primitives as pallas_primitives
 
@@ -203,3 +203,25 @@ def test_a_finding_is_filed_with_real_semaphore_types_where_it_shows_so(tmp_path
     again, new_again = filing.record(failure, corpus_dir=tmp_path / "c",
                                      reports_dir=tmp_path / "r")
     assert not new_again and again.id == finding.id and again.hits == 2
+
+
+def test_known_entries_a_review_calls_one_root_cause_are_one_report(tmp_path):
+    """`KnownFinding.same_as`: the vmap entry that crashes is the silent one's
+    other face (one `_pred_bcast_select_hlo` bug); filed second, it is an
+    instance of the first report, not a report of its own."""
+    silent = known_findings.BY_ID["vmap-while-batched-count-ref-off-leading-axis-silent"]
+    loud = known_findings.BY_ID["vmap-while-batched-count-ref-off-leading-axis"]
+    assert loud.same_as == silent.id and not silent.same_as
+    if not (seen_on.applies("known", silent.id) and seen_on.applies("known", loud.id)):
+        pytest.skip("the vmap entries do not both fail on this JAX")
+    first, new = filing.record(next(f for f in oracles.check(silent.example).failures
+                                    if f.known == silent.id),
+                               corpus_dir=tmp_path / "c", reports_dir=tmp_path / "r",
+                               minimize=False, verify=False)
+    second, again = filing.record(next(f for f in oracles.check(loud.example).failures
+                                       if f.known == loud.id),
+                                  corpus_dir=tmp_path / "c", reports_dir=tmp_path / "r",
+                                  minimize=False, verify=False)
+    assert new and not again and second.id == first.id and second.instances
+    assert [p.stem for p in (tmp_path / "r").glob("*.json")] == [first.id]
+    assert reports.severity(first.to_record()) == "silent wrong value"

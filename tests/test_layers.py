@@ -14,7 +14,7 @@ ROOT = pathlib.Path(__file__).resolve().parent.parent
 # (module name prefix, layer): the longest prefix that fits decides.
 LAYERS = (
     ("fuzz", 0), ("fuzz.compat", 0), ("fuzz.atomic", 0), ("fuzz.exits", 0),
-    ("fuzz.measurements", 0),
+    ("fuzz.measurements", 0), ("fuzz.severity", 0),
     ("fuzz.ir", 1), ("fuzz.elements", 1), ("strategies", 1), ("strategies.semaphores", 1),
     ("strategies.transforms", 1),
     ("fuzz.ops", 2),

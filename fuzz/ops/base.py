@@ -119,3 +119,11 @@ class KnownFinding:
     # The statement families it is about (default: its own; semaphore and
     # data-ref entries, both of those).
     about: tuple[str, ...] = ()
+    # A maintainer's review of it (docs/known_review.md): its class
+    # (`fuzz.severity`; "" leaves it to the oracle), the entry whose root
+    # cause it shares (its report is that one's), and what its title must
+    # own up to ("internal API": it shows only through jax._src; an opt-in
+    # flag it needs).
+    severity: str = ""
+    same_as: str = ""
+    caveat: str = ""

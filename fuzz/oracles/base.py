@@ -28,11 +28,9 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from fuzz import emit, ir, model, paths
+from fuzz.severity import SEVERITIES
 from fuzz.suppressions import unsupported
 
-# How a maintainer ranks a report (shared/MAINTAINER_REVIEW.md), most severe first.
-SEVERITIES = ("silent wrong value", "crash or hang on valid code", "valid code refused",
-              "unclear or missing error on invalid code")
 _REGISTRY: dict[str, list[type[OracleFailure]]] = {}
 _ORDERED: list[type[OracleFailure]] = []   # `registered`, made once after each registration
 
@@ -272,15 +270,6 @@ def side_by_side(case, rows, left, right) -> str:
     return "\n".join(lines)
 
 
-# Interpret-mode semaphores are int16; counts beyond it wrap. A message says
-# so when that alone explains a difference, so the two are told apart.
-WRAPS = "16-bit wraparound of the expected count"
-
-
-def wrapped(count: int) -> int:
-    return (count + 2**15) % 2**16 - 2**15
-
-
 def statement_kind(case: ir.Case, k: int | None) -> str:
     """Statement ``k`` by kind (``signal``), not by its view: views change as
     a case is minimized, the kind of statement does not."""
@@ -291,11 +280,9 @@ def relation(want: int, got: int, effect: int = 0) -> str:
     """How a wrong count ``got`` relates to the right one, ``want``, given the
     ``effect`` of the statement that wrote it last.
 
-    >>> relation(5, 3, effect=2), relation(32768, -32768), relation(4, -4)
-    ('update lost', 'wrapped', 'negated')
+    >>> relation(5, 3, effect=2), relation(4, -4)
+    ('update lost', 'negated')
     """
-    if got != want and wrapped(want) == got:
-        return "wrapped"
     if effect and got == want - effect:
         return "update lost"
     if effect and got == want + effect:
@@ -370,9 +357,10 @@ def refused(case: ir.Case, transform: str, path: str) -> str | None:
 
 def comparable(report) -> str | None:
     """Why the runs of a valid case need not agree (None: they must): a racy
-    one, or one that ends with a copy in flight, may differ from path to path."""
-    if report.meaning.verdict in ("racy", "unwaited"):
-        return f"a {report.meaning.verdict} program may differ from path to path"
+    one, one that ends with a copy in flight, or one whose counts leave the
+    range each path keeps, may differ from path to path."""
+    if report.meaning.verdict in ("racy", "unwaited", "overflow"):
+        return f"a program the model calls {report.meaning.verdict} may differ from path to path"
     return None
 
 

@@ -7,12 +7,8 @@ from __future__ import annotations
 import numpy as np
 
 from fuzz import ir, model
-from fuzz.oracles.base import (WRAPS, OracleFailure, leftover_fits, model_judges, nonzero,
-                               read_name, relation, side_by_side, statement_kind, wrapped)
-
-
-def _why(want, got) -> str:
-    return f" ({WRAPS})" if wrapped(want) == got else ""
+from fuzz.oracles.base import (OracleFailure, leftover_fits, model_judges, nonzero, read_name,
+                               relation, side_by_side, statement_kind)
 
 
 def _shape(case, observed: str, writer, want, got) -> str:
@@ -47,8 +43,7 @@ class ModelMismatch(OracleFailure):
             for k, (want, got) in enumerate(zip(meaning.reads, outcome.reads)):
                 if want != got and k not in meaning.unknown_reads:
                     writer = meaning.read_writers[k]
-                    diffs.append((writer, f"{read_name(case, k)} is {got}, expected "
-                                  f"{want}{_why(want, got)}",
+                    diffs.append((writer, f"{read_name(case, k)} is {got}, expected {want}",
                                   _shape(case, "read", writer, want, got), reads[k % len(reads)]))
         if outcome.state is not None:
             for i, got in outcome.state.items():
@@ -65,8 +60,7 @@ class ModelMismatch(OracleFailure):
                         continue
                     where = f"final r{i}{[int(j) for j in at]}"
                     if counts:
-                        diffs.append((writers[at], f"{where} is {got[at]}, expected "
-                                      f"{want[at]}{_why(want[at], got[at])}",
+                        diffs.append((writers[at], f"{where} is {got[at]}, expected {want[at]}",
                                       _shape(case, "final count", writers[at], int(want[at]),
                                              int(got[at])), end))
                     else:

@@ -75,9 +75,11 @@ def _run(report: CaseReport, path: str, unsupported_are_findings: bool):
     for f in found:
         f.case, f.error = report.case, outcome.error
         # Only what the table lists is tolerated; any other refusal of a valid
-        # program is a finding (its symptom: "unsupported").
+        # program is a finding (its symptom: "unsupported"). An invalid
+        # program refused as the table lists is rejected too: which of two
+        # errors comes first, JAX does not say.
         entry = (unsupported.classify(path, text, report.case)
-                 if f.oracle == "valid-runs" else None)
+                 if f.oracle in ("valid-runs", "invalid-rejected") else None)
         if entry is not None:
             report.unsupported.append((path, entry, text))
             if not unsupported_are_findings:

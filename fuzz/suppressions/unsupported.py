@@ -2,7 +2,8 @@
 from "broken".
 
 A valid program that a path refuses as an entry of `TABLE` lists is recorded
-as unsupported, not as a finding. Only listed refusals are tolerated: any
+as unsupported, not as a finding; so is an invalid one refused so before its
+own mistake is seen (JAX does not say which of two errors comes first). Only listed refusals are tolerated: any
 other NotImplementedError or "not supported" on a valid program is a finding
 (symptom ``unsupported``; `says_unsupported` tells that symptom apart). An
 entry tolerates a refusal only on the releases its example is refused on

@@ -296,6 +296,21 @@ def affected(verdicts: dict[str, dict]) -> dict:
             "steps": steps, "newest_tested": tested[-1][0] if tested else None, "summary": text}
 
 
+def from_seen_on(entry_id: str) -> dict | None:
+    """What ``bisect --suppressions`` measured of known entry ``entry_id``'s
+    example on each release (fuzz/suppressions/seen_on.json), in `bisect`'s
+    form; None where it was not measured."""
+    measured = seen_on.TABLE.get("known", {}).get(entry_id)
+    if not measured:
+        return None
+    verdicts = {r: {"verdict": v.split(":")[0], "detail": v.partition(": ")[2]}
+                for r, v in measured.items()}
+    return {"releases": {r: verdicts[r] for r in releases.ordered(verdicts)},
+            "affected": affected(verdicts),
+            "source": "`discharge-fuzz bisect --suppressions`: the known entry's example "
+                      "run on each release"}
+
+
 # --- down to the commit ----------------------------------------------------------
 
 def _git(repo: str, *args: str) -> str:

@@ -149,15 +149,21 @@ def _report(args) -> int:
 def _report_known(args) -> int:
     from fuzz import oracles  # heavy: kept out of CLI start-up
     from fuzz.suppressions import known_findings  # heavy: kept out of CLI start-up
-    from fuzz.triage import filing  # heavy: kept out of CLI start-up
-    for k in known_findings.KNOWN:
+    from fuzz.triage import bisect, filing, reports  # heavy: kept out of CLI start-up
+    # An entry whose root cause another shares (`same_as`) after that one,
+    # so that it is counted in that one's report.
+    for k in sorted(known_findings.KNOWN, key=lambda k: bool(k.same_as)):
         report = oracles.check(k.example)
         hits = [f for f in report.failures if known_findings.match(f, report.failures) is k]
         if not hits:
             print(f"-    {k.id}: its example does not fail on this JAX"
                   + (" (reported unsupported by a path)" if report.unsupported else ""))
             continue
-        _say(*filing.record(hits[0], **_options(args)))
+        finding, new = filing.record(hits[0], **_options(args))
+        if new and not finding.releases and (measured := bisect.from_seen_on(k.id)):
+            reports.add_releases(args.reports_dir, finding.id, measured)
+        _say(finding, new)
+    reports.write_index(args.reports_dir)
     return EXIT_OK
 
 

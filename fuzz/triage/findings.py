@@ -20,6 +20,7 @@ import jax
 import jaxlib
 
 from fuzz import emit, ir, oracles, paths, serialize
+from fuzz.suppressions import known_findings
 
 CRASH_SYMPTOMS = ("crash", "timeout", "oom")
 _TOP_FRAMES = 3
@@ -121,7 +122,8 @@ def root_cause(failure) -> str:
     """Where JAX goes wrong, whichever oracle, primitive or path saw it: one
     key for every face of one bug, two for two bugs.
 
-    - a known finding's: its id (one entry is one bug);
+    - a known finding's: its id, or the id of the entry it shares its root
+      cause with (`KnownFinding.same_as`: a maintainer's review);
     - an exception's: its type, its normalized message and the innermost
       frame of the discharge code it came through (else its innermost JAX
       frame): the JAX function that raised, however the program reached it;
@@ -129,7 +131,8 @@ def root_cause(failure) -> str:
     - a wrong value's: its signature (only isolating the rule that computes
       it would say more, and a wrong merge hides a bug)."""
     if failure.known:
-        return f"known:{failure.known}"
+        k = known_findings.BY_ID.get(failure.known)
+        return f"known:{k.same_as or k.id if k is not None else failure.known}"
     if isinstance(failure, Crash):
         stuck = re.search(r", in (\S+)$", failure.message)
         return f"{failure.symptom}:{stuck[1] if stuck else normalize(failure.detail)}"

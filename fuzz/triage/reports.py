@@ -88,8 +88,10 @@ _DOES = {"crash": "kills the process", "timeout": "hangs", "oom": "runs out of m
 
 
 def severity(record: dict) -> str:
-    """The report's class for a maintainer (`oracles.SEVERITIES`), as its
-    oracle says of its symptom."""
+    """The report's class for a maintainer (`oracles.SEVERITIES`): a
+    reviewed known finding's own, else what its oracle says of its symptom."""
+    if (k := known_findings.BY_ID.get(record.get("known") or "")) is not None and k.severity:
+        return k.severity
     facts = (findings.Crash if record["oracle"] == findings.Crash.oracle else
              oracles.class_of(record["oracle"], raised=record.get("exception") is not None))
     return facts.severity(record["symptom"])
@@ -106,10 +108,13 @@ def _rank(record: dict) -> tuple:
 def title(finding) -> str:
     """The bug in words: a known finding's own description, else what its
     primitive does, where; never its signature. One whose reproducer needs
-    JAX internals (its path's ``INTERNAL``) says so."""
+    JAX internals (its path's ``INTERNAL``, or its known entry's review)
+    says so, as one that needs an opt-in flag does."""
     path = (finding.reproducer or {}).get("path")
-    internal = path in paths.MODULES and paths.fact(path, "INTERNAL")
-    return _title(finding) + (" (internal API)" if internal else "")
+    caveats = ["internal API"] if path in paths.MODULES and paths.fact(path, "INTERNAL") else []
+    if finding.known and (k := known_findings.BY_ID.get(finding.known)) is not None and k.caveat:
+        caveats = list(dict.fromkeys([*caveats, k.caveat]))
+    return _title(finding) + "".join(f" ({c})" for c in caveats)
 
 
 def _title(finding) -> str:
@@ -178,7 +183,7 @@ def markdown(finding) -> str:
     verified = repro.get("status")
     lines = [f"# {title(finding)}", "",
              f"<!-- discharge-fuzz finding {finding.id}; signature: {finding.signature} -->", "",
-             f"**Severity:** {_facts(finding).severity(finding.symptom)}.", ""]
+             f"**Severity:** {severity(finding.to_record())}.", ""]
     if finding.case is not None and repro.get("path"):
         lines += ["```python", snippet.snippet(
             finding.case, repro["path"], jit=reproducer.rendering(repro)["jit"],
@@ -236,10 +241,11 @@ def write(reports_dir, finding) -> None:
 def affected_section(bisected: dict) -> list[str]:
     """The report's *Affected releases* part, from `fuzz.triage.bisect`'s result
     (oldest release first: records keep their keys sorted as text)."""
+    source = bisected.get("source", "`discharge-fuzz bisect`: the reproducer rendered and "
+                                    "run on each release")
     lines = ["### Affected releases", "",
-             f"{bisected['affected']['summary']} (`discharge-fuzz bisect`: the reproducer "
-             "rendered and run on each release; *n/a*: the release cannot run it, "
-             "never counted as good).", "", "| JAX | verdict | what happened |", "|---|---|---|"]
+             f"{bisected['affected']['summary']} ({source}; *n/a*: the release cannot run "
+             "it, never counted as good).", "", "| JAX | verdict | what happened |", "|---|---|---|"]
     for release in releases.ordered(bisected["releases"]):
         v = bisected["releases"][release]
         detail = v.get("detail", "").replace("|", "\\|").replace("\n", " ")

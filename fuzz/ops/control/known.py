@@ -5,6 +5,7 @@ from __future__ import annotations
 import dataclasses
 
 from fuzz import ir
+from fuzz.severity import CRASH, REFUSED, WRONG_VALUE
 from fuzz.ops.base import KnownFinding
 from fuzz.ops.control.cond import Cond
 from fuzz.ops.control.loop import Loop
@@ -232,7 +233,9 @@ KNOWN_FINDINGS: tuple[KnownFinding, ...] = (
         symptoms=(("vmap-stack", r"^vmap raised AssertionError: \(\([\d, ]*\), "
                                  r"ShapedArray\("),),
         trigger=_is(Loop, _storing_loop_on_dyn),
-        example=_BATCHED_COUNT_STORE),
+        example=_BATCHED_COUNT_STORE,
+        severity=WRONG_VALUE,
+        same_as="vmap-while-batched-count-ref-off-leading-axis-silent"),
     KnownFinding(
         "vmap-while-batched-count-cond-not-scalar",
         "0.8.0 and 0.8.1: jit(vmap(f)) where f runs a fori_loop whose trip "
@@ -260,7 +263,8 @@ KNOWN_FINDINGS: tuple[KnownFinding, ...] = (
         trigger=_is(Loop, _storing_loop_on_dyn),
         example=ir.Case((ir.Ref("bool", (2,)), ir.Ref("bool", (0,))), (Loop(ir.Int(0, True), (
             Swap(ir.View(0), Iota("bool", (2,), 0)),)),), ("eager",)),
-        paths=("eager",)),
+        paths=("eager",),
+        severity=WRONG_VALUE),
     KnownFinding(
         "scan-over-zero-length-refs",
         "lax.scan of length 0 over a ref as xs (a ref whose leading axis is 0) "
@@ -276,7 +280,8 @@ KNOWN_FINDINGS: tuple[KnownFinding, ...] = (
                                        r"equal to operand shape")),
         trigger=_is(Loop, lambda loop: bool(loop.xs) and loop.count.value == 0),
         example=ir.Case((ir.Ref("float32", (0, 2)),), (Loop(ir.Int(0), (_row_store(
-            ir.Ref("float32", (0, 2))),), "scan", xs=(0,)),), ("run_state",))),
+            ir.Ref("float32", (0, 2))),), "scan", xs=(0,)),), ("run_state",)),
+        severity=CRASH),
     KnownFinding(
         "scan-over-zero-length-refs-reverse-mode",
         "0.6.2 and 0.7.0: reverse-mode AD of a pl.run_state program with a "
@@ -313,7 +318,8 @@ KNOWN_FINDINGS: tuple[KnownFinding, ...] = (
         trigger=_is(Loop, lambda loop: bool(loop.xs)),
         example=ir.Case((_ROWS,), (Loop(ir.Int(3), (_row_store(_ROWS),), "scan", xs=(0,)),),
                         ("tpu_interpret",)),
-        paths=("tpu_interpret", "tpu_interpret_eager")),
+        paths=("tpu_interpret", "tpu_interpret_eager"),
+        severity=CRASH),
     KnownFinding(
         "while-cond-reading-a-ref-refused-before-the-mistake",
         "up to 0.7.1 the while rule refuses a loop whose cond reads a ref (a "
@@ -365,7 +371,9 @@ KNOWN_FINDINGS: tuple[KnownFinding, ...] = (
         example=ir.Case((ir.Ref("int32", (3,)), _ROWS), (Pipeline(3, (1,), (
             Get(ir.View(0, (ir.At((ir.Int(2),)),))),
             Swap(ir.View(1, (ir.STEP, ir.At((ir.Int(1),)))), ir.Result(1)))),),
-            ("pallas_call",))),
+            ("pallas_call",)),
+        severity=CRASH,
+        caveat="needs the opt-in flag jax_use_emit_pipeline_primitive"),
     KnownFinding(
         "inlined-pipeline-inside-wrapper",
         "a pltpu.emit_pipeline inlined (no emit_pipeline primitive) inside a "
@@ -380,7 +388,9 @@ KNOWN_FINDINGS: tuple[KnownFinding, ...] = (
                                        r"type promotion")),
         trigger=_is(Wrap, _wrapping_an_inlined_pipeline),
         example=ir.Case((_ROWS,), (Wrap("jit", (Pipeline(3, (0,), (), inline=True),)),),
-                        ("abstract",))),
+                        ("abstract",)),
+        severity=CRASH,
+        same_as="semaphore-inside-wrapper"),
     KnownFinding(
         "tpu-interpret-emit-pipeline-primitive",
         "the TPU interpreter cannot run the emit_pipeline primitive on CPU: it "
@@ -391,7 +401,9 @@ KNOWN_FINDINGS: tuple[KnownFinding, ...] = (
         trigger=_is(Pipeline, lambda pipe: not pipe.inline),
         example=ir.Case((_ROWS,), (Pipeline(3, (0,), (_row_store(_ROWS),)),),
                         ("tpu_interpret",)),
-        paths=("tpu_interpret", "tpu_interpret_eager")),
+        paths=("tpu_interpret", "tpu_interpret_eager"),
+        severity=CRASH,
+        caveat="needs the opt-in flag jax_use_emit_pipeline_primitive"),
     KnownFinding(
         "emit-pipeline-zero-size-block",
         "pltpu.emit_pipeline over a ref whose blocks have no element (a "
@@ -404,7 +416,8 @@ KNOWN_FINDINGS: tuple[KnownFinding, ...] = (
                                        r"ValueError: Out of bound slice: start=\d+, dim=\d+)")),
         trigger=lambda case, k: isinstance(case.statements[k], Pipeline) and any(
             0 in case.refs[r].shape[1:] for r in case.statements[k].xs),
-        example=ir.Case((ir.Ref("float32", (1, 0)),), (Pipeline(1, (0,), ()),), ("pallas_call",))),
+        example=ir.Case((ir.Ref("float32", (1, 0)),), (Pipeline(1, (0,), ()),), ("pallas_call",)),
+        severity=CRASH),
     KnownFinding(
         "emit-pipeline-scalar-block",
         "pltpu.emit_pipeline over a 1-D ref, a 0-D block a step "
@@ -423,7 +436,8 @@ KNOWN_FINDINGS: tuple[KnownFinding, ...] = (
             len(case.refs[r].shape) == 1 for r in case.statements[k].xs),
         # Inlined: how 0.10.1 to 0.11.1 run a pipeline too.
         example=ir.Case((ir.Ref("int32", (2,)),), (Pipeline(2, (0,), (), inline=True),),
-                        ("pallas_call",))),
+                        ("pallas_call",)),
+        severity=CRASH),
     KnownFinding(
         "inlined-pipeline-block-indexed-addupdate",
         "an addupdate through an indexer of a block that an inlined "
@@ -437,7 +451,8 @@ KNOWN_FINDINGS: tuple[KnownFinding, ...] = (
         trigger=_is(Pipeline, _adds_to_its_block_through_an_indexer),
         example=ir.Case((_ROWS,), (Pipeline(3, (0,), (AddUpdate(
             ir.View(0, (ir.STEP, ir.At((ir.Int(1),)))), Iota("int32", (), 3)),), inline=True),),
-            ("pallas_call",))),
+            ("pallas_call",)),
+        severity=REFUSED),
     KnownFinding(
         "eager-while-ref-in-cond-and-body",
         "an eager lax.while_loop whose cond_fun and body_fun both close over "
@@ -450,7 +465,8 @@ KNOWN_FINDINGS: tuple[KnownFinding, ...] = (
         trigger=_while_reading_a_ref_in_cond_and_body,
         example=ir.Case((ir.Ref("int32", (2,)),), (Loop(ir.Int(1, True), (
             Get(ir.View(0, (ir.At((ir.Int(1, True),)),))),), via="while_loop"),), ("eager",)),
-        paths=("eager",)),
+        paths=("eager",),
+        severity=CRASH),
     KnownFinding(
         "wrapped-bool-addupdate-partial-discharge",
         "discharging all refs but one (should_discharge), a jax.jit whose body "
@@ -470,7 +486,9 @@ KNOWN_FINDINGS: tuple[KnownFinding, ...] = (
             for s in ir.flat(case.statements[k].body)),
         example=ir.Case((ir.Ref("bool", ()),), (Wrap("jit", (AddUpdate(ir.View(0, (
             ir.Reshape((1, 1, 1)), ir.At((ir.Slice(), ir.Slice(), ir.Int(0, True))))),
-            Iota("bool", (1, 1))),)),), ("abstract",))),
+            Iota("bool", (1, 1))),)),), ("abstract",)),
+        severity=CRASH,
+        caveat="internal API"),
     KnownFinding(
         "tpu-interpret-store-inside-checkpoint-or-custom-vmap",
         "the TPU interpreter fails on a kernel that stores to (or only reads) "
@@ -495,7 +513,8 @@ KNOWN_FINDINGS: tuple[KnownFinding, ...] = (
             _scoped_ref_in_custom_or_mapped_function(case, k) and case.statements[k].via == "custom_vjp"
         ) or _reading_dyn_in_a_scope("checkpoint", "custom_vmap")(case, k),
         example=_wrapped_store_example("checkpoint"),
-        paths=("tpu_interpret", "tpu_interpret_eager")),
+        paths=("tpu_interpret", "tpu_interpret_eager"),
+        severity=CRASH),
     KnownFinding(
         "tpu-interpret-ref-inside-custom-vjp",
         "the TPU interpreter fails on a kernel that uses a ref inside a "
@@ -515,7 +534,8 @@ KNOWN_FINDINGS: tuple[KnownFinding, ...] = (
                                  r"'arg_names'"),),
         trigger=_wrapping_a_ref("custom_vjp"),
         example=_wrapped_store_example("custom_vjp"),
-        paths=("tpu_interpret", "tpu_interpret_eager")),
+        paths=("tpu_interpret", "tpu_interpret_eager"),
+        severity=CRASH),
     KnownFinding(
         "checkpoint-vjp-drops-ref-writes",
         "reverse-mode AD through jax.checkpoint of a function that writes a "
@@ -531,7 +551,8 @@ KNOWN_FINDINGS: tuple[KnownFinding, ...] = (
                                    r"jax\.jvp's$")),
         trigger=_wrapping_a_float_store("checkpoint"),
         example=ir.Case((ir.Ref("float32", (2,)),), (Wrap("checkpoint", (Swap(
-            ir.View(0, (ir.At((ir.Int(0),)),)), Iota("float32", (), 3)),)),), ("eager",))),
+            ir.View(0, (ir.At((ir.Int(0),)),)), Iota("float32", (), 3)),)),), ("eager",)),
+        severity=WRONG_VALUE),
     KnownFinding(
         "custom-vmap-vjp-drops-ref-writes",
         "under jax.vjp or jax.linearize of a jitted function, a store to a "
@@ -543,7 +564,8 @@ KNOWN_FINDINGS: tuple[KnownFinding, ...] = (
                                    r"from the plain call's$"),),
         trigger=_wrapping_a_float_store("custom_vmap"),
         example=ir.Case((ir.Ref("float32", ()),), (Wrap("custom_vmap", (Swap(
-            ir.View(0), Iota("float32", (), 0)),)),), ("eager",))),
+            ir.View(0), Iota("float32", (), 0)),)),), ("eager",)),
+        severity=WRONG_VALUE),
     KnownFinding(
         "custom-vmap-has-no-transpose-rule",
         "reverse-mode AD of a custom_vmap function that stores to a "
@@ -555,7 +577,8 @@ KNOWN_FINDINGS: tuple[KnownFinding, ...] = (
                                    r"not implemented"),),
         trigger=_wrapping_a_float_store("custom_vmap"),
         example=ir.Case((ir.Ref("float32", ()),), (Wrap("custom_vmap", (
-            Get(ir.View(0)), Swap(ir.View(0), ir.Result(1)))),), ("eager",))),
+            Get(ir.View(0)), Swap(ir.View(0), ir.Result(1)))),), ("eager",)),
+        severity=REFUSED),
     KnownFinding(
         "semaphore-inside-wrapper",
         "a kernel that signals or waits on a semaphore (or starts a copy "
@@ -571,7 +594,8 @@ KNOWN_FINDINGS: tuple[KnownFinding, ...] = (
                   # ...and in invalid programs, before their own mistake is reached.
                   ("invalid-rejected", rf"^({_SEMAPHORE_AS_ARRAY})")),
         trigger=_wrapping_a_semaphore("jit", "checkpoint", "custom_vjp", "custom_vmap", "shard_map"),
-        example=_wrapped_signal_example("jit")),
+        example=_wrapped_signal_example("jit"),
+        severity=CRASH),
     KnownFinding(
         "tpu-interpret-semaphore-inside-wrapper",
         "the TPU interpreter fails on a kernel that signals or waits on a "
@@ -588,7 +612,8 @@ KNOWN_FINDINGS: tuple[KnownFinding, ...] = (
                                  r"AttributeError: 'Fake' object has no attribute 'arg_names'"),),
         trigger=_wrapping_a_semaphore("checkpoint", "custom_vmap"),
         example=dataclasses.replace(_wrapped_signal_example("checkpoint"), paths=("tpu_interpret",)),
-        paths=("tpu_interpret", "tpu_interpret_eager")),
+        paths=("tpu_interpret", "tpu_interpret_eager"),
+        severity=CRASH),
     KnownFinding(
         "scoped-ref-inside-custom-vjp-or-custom-vmap",
         "a kernel that uses, inside a jax.custom_vjp or custom_vmap function "
@@ -604,7 +629,8 @@ KNOWN_FINDINGS: tuple[KnownFinding, ...] = (
                                        r"\w+\[[\d,]*\]\} to a primitive: \w+")),
         trigger=_scoped_ref_in_custom_or_mapped_function,
         example=ir.Case((ir.Ref("regular", (3,), scoped=True),), (Wrap("custom_vjp", (Signal(
-            ir.View(0, (ir.At((ir.Int(0, True),)),)), ir.Int(1)),)),), ("abstract",))),
+            ir.View(0, (ir.At((ir.Int(0, True),)),)), ir.Int(1)),)),), ("abstract",)),
+        severity=CRASH),
     KnownFinding(
         "partial-discharge-switch-debug-callback-sharding",
         "a lax.switch or lax.cond whose branch passes a zero-size ref to "
@@ -624,7 +650,9 @@ KNOWN_FINDINGS: tuple[KnownFinding, ...] = (
                                        r"verifier\]: Invalid sharding for instruction")),
         trigger=_cond_inspecting_a_zero_size_ref,
         example=ir.Case((ir.Ref("int16", ()), ir.Ref("int16", (0,))), (Cond(ir.Int(0), (
-            (), (Inspect(ir.View(1)), Inspect(ir.View(0))), ())),), ("abstract", "run_state"))),
+            (), (Inspect(ir.View(1)), Inspect(ir.View(0))), ())),), ("abstract", "run_state")),
+        severity=CRASH,
+        caveat="internal API"),
     KnownFinding(
         "shard-map-of-a-ref-fails-reshard-assertion",
         "0.9.0 and 0.9.0.1: a jax.shard_map that takes a ref as an argument "
@@ -655,7 +683,9 @@ KNOWN_FINDINGS: tuple[KnownFinding, ...] = (
         # (a scan over the ref, xs, is on it too: 0.7.2 to 0.11.0 report it so)
         trigger=_wrapping_a_ref_or_scanning_one("shard_map"),
         example=ir.Case((ir.Ref("int32", (3,)),), (Wrap("shard_map", (Get(
-            ir.View(0, (ir.At((ir.Int(1),)),))),)),), ("abstract",))),
+            ir.View(0, (ir.At((ir.Int(1),)),))),)),), ("abstract",)),
+        severity=CRASH,
+        caveat="internal API"),
     KnownFinding(
         "shard-map-scan-over-ref-partial-discharge",
         "discharging all refs but one (should_discharge), a jax.shard_map whose "
@@ -669,7 +699,9 @@ KNOWN_FINDINGS: tuple[KnownFinding, ...] = (
         trigger=_is(Wrap, lambda w: w.via == "shard_map" and any(
             isinstance(s, Loop) and s.xs for s in ir.flat(w.body))),
         example=ir.Case((ir.Ref("float32", (1,)),), (Wrap("shard_map", (
-            Loop(ir.Int(1), (), "scan", xs=(0,)),)),), ("abstract",))),
+            Loop(ir.Int(1), (), "scan", xs=(0,)),)),), ("abstract",)),
+        severity=CRASH,
+        caveat="internal API"),
     KnownFinding(
         "shard-map-debug-callback-of-ref-argument",
         "jax.debug.callback (or print) of a ref that a jax.shard_map function "
@@ -692,7 +724,8 @@ KNOWN_FINDINGS: tuple[KnownFinding, ...] = (
         trigger=lambda case, k: isinstance(case.statements[k], Wrap) and case.statements[
             k].via == "shard_map" and any(ir.walk(case.statements[k].body, Inspect)),
         example=ir.Case((ir.Ref("float32", (2,)),), (Wrap("shard_map", (Inspect(ir.View(0)),)),),
-                        ("run_state",))),
+                        ("run_state",)),
+        severity=CRASH),
     KnownFinding(
         "wrapper-in-run-scoped-mixing-scoped-and-outer-refs",
         "a jax.jit, jax.checkpoint or jax.custom_vjp inside a pl.run_scoped body "
@@ -707,7 +740,8 @@ KNOWN_FINDINGS: tuple[KnownFinding, ...] = (
                                        r"it was")),
         trigger=_scoped_and_outer_refs_in_wrapper,
         example=ir.Case((ir.Ref("int16", (), scoped=True),), (Wrap("jit", (Signal(
-            ir.View(0), ir.Int(1, True)),)),), ("abstract",))),
+            ir.View(0), ir.Int(1, True)),)),), ("abstract",)),
+        severity=CRASH),
     KnownFinding(
         "wrapped-dynamic-control-flow-discharges-kept-ref",
         "discharging all refs but one (should_discharge), a jax.jit or "
@@ -720,7 +754,9 @@ KNOWN_FINDINGS: tuple[KnownFinding, ...] = (
                                         r"discharged but it was"),),
         trigger=_wrapped_dynamic_control_flow,
         example=ir.Case((ir.Ref("int16", ()),), (Wrap("jit", (Loop(ir.Int(1, True), (
-            Get(ir.View(0)),)),)),), ("abstract",))),
+            Get(ir.View(0)),)),)),), ("abstract",)),
+        severity=CRASH,
+        same_as="wrapper-in-run-scoped-mixing-scoped-and-outer-refs"),
     KnownFinding(
         "shard-map-dynamic-update-sharding",
         "a jax.shard_map on a one-device mesh that takes dyn (a ref) as an "
@@ -740,7 +776,8 @@ KNOWN_FINDINGS: tuple[KnownFinding, ...] = (
         trigger=_sharded_value_stored,
         case_level=True,
         example=ir.Case((ir.Ref("int16", ()),), (Wrap("shard_map", (Signal(
-            ir.View(0), ir.Int(1, True)),)), Read(ir.View(0))), ("run_state",))),
+            ir.View(0), ir.Int(1, True)),)), Read(ir.View(0))), ("run_state",)),
+        severity=CRASH),
     KnownFinding(
         "inlined-pipeline-masked-store-uint32-index",
         "pltpu.store into a block of two or more dimensions in a pltpu.emit_pipeline "
@@ -754,5 +791,6 @@ KNOWN_FINDINGS: tuple[KnownFinding, ...] = (
                                 r"same type, got: uint32"),
         trigger=_inlined_pipeline_masked_store_of_a_2d_block,
         example=ir.Case((ir.Ref("int32", (2, 2, 2)),), (Pipeline(2, (0,), (MaskedStore(
-            ir.View(0, (ir.STEP,)), Iota("int32", (2, 2))),), inline=True),), ("pallas_call",))),
+            ir.View(0, (ir.STEP,)), Iota("int32", (2, 2))),), inline=True),), ("pallas_call",)),
+        severity=CRASH),
 )

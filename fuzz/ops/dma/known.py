@@ -5,12 +5,12 @@ from __future__ import annotations
 import dataclasses
 
 from fuzz import ir
+from fuzz.severity import CRASH, USABILITY, WRONG_VALUE
 from fuzz.ops.base import NO_INDEXER_SHAPE, KnownFinding, view_class
 from fuzz.ops.dma.mistakes import DTYPE, OUT_OF_BOUNDS, SEMAPHORE_KIND, SHAPE
 from fuzz.ops.dma.start import DmaStart
 from fuzz.ops.control.wrap import Wrap
 from fuzz.ops.dma.wait import DmaWait
-from fuzz.ops.semaphore.read import Read
 from fuzz.ops.semaphore.signal import Signal
 from fuzz.ops.semaphore.wait import Wait
 
@@ -51,15 +51,21 @@ def _making(mistake: str):
 
 def _accepted(what: str, mistake: str, example: ir.Case, extra: str = "",
               symptoms=(), consequences=()) -> KnownFinding:
-    """A copy with ``what`` wrong that JAX lets through unreported."""
+    """A copy with ``what`` wrong that JAX lets through unreported: one
+    root cause, dma_start checking nothing (the first entry's report)."""
+    entry_id = f"dma-start-accepts-{mistake.removeprefix('dma_').replace('_', '-')}"
     return KnownFinding(
-        f"dma-start-accepts-{mistake.removeprefix('dma_').replace('_', '-')}",
+        entry_id,
         f"a copy started with {what} traces and discharges without an error "
         "(discharge_state, and pl.pallas_call(..., interpret=True) runs it): "
         "dma_start's abstract evaluation (jax/_src/pallas/mosaic/primitives.py) "
         "checks no such thing, and neither does its discharge rule" + extra,
         symptoms=(("invalid-rejected", r"^dma_start ran without error"), *symptoms),
-        consequences=consequences, trigger=_making(mistake), example=example)
+        consequences=consequences, trigger=_making(mistake), example=example,
+        severity=USABILITY, same_as="" if entry_id == _ACCEPTS_FIRST else _ACCEPTS_FIRST)
+
+
+_ACCEPTS_FIRST = "dma-start-accepts-semaphore-kind"
 
 
 def _start(case: ir.Case, k: int) -> bool:
@@ -178,7 +184,8 @@ KNOWN_FINDINGS = (
                                         r"argument 0 has length \d+")),
         trigger=_wait_with_a_src_sem_view,
         example=ir.Case((_SEMS, _DATA, _DATA), (
-            *_copied(ir.View(1), ir.View(2), _AT0, _AT1),), paths=("abstract", "pallas_call"))),
+            *_copied(ir.View(1), ir.View(2), _AT0, _AT1),), paths=("abstract", "pallas_call")),
+        severity=CRASH),
     KnownFinding(
         "tpu-interpret-on-wait-drops-unwaited-copy",
         "under the TPU interpreter's default dma_execution_mode='on_wait', a "
@@ -194,7 +201,8 @@ KNOWN_FINDINGS = (
         trigger=_start,
         example=ir.Case((ir.Ref("dma", ()), _DATA, _DATA), (
             DmaStart(ir.View(1), ir.View(2), ir.View(0)),), paths=("pallas_call", "tpu_interpret")),
-        paths=("tpu_interpret",)),
+        paths=("tpu_interpret",),
+        severity=USABILITY),
     KnownFinding(
         "tpu-interpret-dma-view-not-only-indexed",
         "the TPU interpreter cannot copy through a view with a reshape, "
@@ -209,7 +217,8 @@ KNOWN_FINDINGS = (
         example=ir.Case((ir.Ref("dma", ()), _DATA, _DATA), (
             *_copied(ir.View(1, (ir.Reshape((2, 1)),)), ir.View(2, (ir.Reshape((2, 1)),)),
                      ir.View(0)),), paths=("tpu_interpret",)),
-        paths=("tpu_interpret", "tpu_interpret_eager")),
+        paths=("tpu_interpret", "tpu_interpret_eager"),
+        severity=CRASH),
     KnownFinding(
         "tpu-interpret-race-detection-wait-for-0",
         "with detect_races=True, the TPU interpreter fails on pl.semaphore_wait(sem, 0) "
@@ -228,7 +237,8 @@ KNOWN_FINDINGS = (
         example=ir.Case((ir.Ref("regular", ()), ir.Ref("dma", ()), _DATA, _DATA), (
             *_copied(ir.View(2), ir.View(3), ir.View(1)), Wait(ir.View(0), ir.Int(0))),
             paths=("tpu_interpret", "tpu_interpret_eager")),   # (the first has no race detection)
-        paths=("tpu_interpret_eager",)),
+        paths=("tpu_interpret_eager",),
+        severity=CRASH),
     KnownFinding(
         "wrapped-dma-wait-partial-discharge",
         "discharging all refs but one (should_discharge), a jax.jit around a "
@@ -245,7 +255,9 @@ KNOWN_FINDINGS = (
         about=("control",),
         example=ir.Case((ir.Ref("int16", ()), _DATA, _DATA), (
             DmaStart(ir.View(2), ir.View(1), ir.View(0)),
-            Wrap("jit", (DmaWait(ir.View(2), ir.View(1), ir.View(0)),))), paths=("abstract",))),
+            Wrap("jit", (DmaWait(ir.View(2), ir.View(1), ir.View(0)),))), paths=("abstract",)),
+        severity=CRASH,
+        same_as="wrapper-in-run-scoped-mixing-scoped-and-outer-refs"),
     KnownFinding(
         "tpu-interpret-dma-gather-view",
         "the TPU interpreter's dma_start callback fails with 'TypeError: Only "
@@ -260,7 +272,8 @@ KNOWN_FINDINGS = (
         example=ir.Case((ir.Ref("dma", ()), _DATA, _DATA), (
             *_copied(*(ir.View(r, (ir.At((ir.IntArray((1, 0), True),)),)) for r in (1, 2)),
                      ir.View(0)),), paths=("tpu_interpret",)),
-        paths=("tpu_interpret", "tpu_interpret_eager")),
+        paths=("tpu_interpret", "tpu_interpret_eager"),
+        severity=CRASH),
     _accepted("a regular or barrier semaphore, or a data ref, for its DMA semaphore",
               "dma_semaphore_kind", _invalid(
                   (ir.Ref("float32", (2, 2)), ir.Ref("regular", (2,))),
@@ -302,22 +315,8 @@ KNOWN_FINDINGS = (
             case.statements[k].add),
         example=ir.Case((ir.Ref("dma", ()), _DATA, _DATA), (
             *_copied(ir.View(1), ir.View(2), ir.View(0), add=True),), paths=("tpu_interpret",)),
-        paths=("tpu_interpret", "tpu_interpret_eager")),
-    KnownFinding(
-        "dma-add-not-dischargeable",
-        "a copy started with add=True has no discharge (dma_start_discharge_rule: "
-        "'DMA partial discharge add=True not yet implemented', partial or not)",
-        # In valid programs this is an unsupported feature (fuzz/suppressions/unsupported.py);
-        # it is a finding where it hides the error an invalid program should get.
-        symptoms=(("invalid-rejected", r"NotImplementedError: DMA partial discharge add=True "
-                                       r"not yet implemented"),),
-        trigger=lambda case, k: isinstance(case.statements[k], DmaStart) and (
-            case.statements[k].add),
-        example=ir.Case((ir.Ref("dma", ()), _DATA, _DATA, ir.Ref("int32", ())), (
-            *_copied(ir.View(1), ir.View(2), ir.View(0), add=True), Read(ir.View(3))),
-            ("abstract",),
-            ir.ExpectedError("ValueError", r"semaphores of the following types",
-                             "semaphore_read"))),
+        paths=("tpu_interpret", "tpu_interpret_eager"),
+        severity=WRONG_VALUE),
     KnownFinding(
         "mesh-device-id-not-dischargeable-on-0.10",
         "on JAX 0.10, discharge (discharge_state, and pl.pallas_call(..., "
@@ -358,5 +357,6 @@ KNOWN_FINDINGS = (
             DmaStart(ir.View(0), ir.View(1), ir.View(3), ir.View(2), device_id=ir.MeshIndex(1)),
             DmaWait(ir.View(0), ir.View(1), ir.View(3), ir.View(2), device_id=ir.MeshIndex(1))),
             ("tpu_interpret",), x64=True, devices=2),
-        paths=("tpu_interpret", "tpu_interpret_eager")),
+        paths=("tpu_interpret", "tpu_interpret_eager"),
+        severity=CRASH),
 )

@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from fuzz import elements, ir
+from fuzz.severity import CRASH, REFUSED, USABILITY, WRONG_VALUE
 from fuzz.ops.base import KnownFinding, view_class
 from fuzz.ops.ref.addupdate import AddUpdate
 from fuzz.ops.ref.common import INTEGER, Iota, Mask, Scalar, produced
@@ -318,7 +319,8 @@ KNOWN_FINDINGS: tuple[KnownFinding, ...] = (
             ("jit-eager", r"raised ValueError: Cannot lower jaxpr with verifier errors")),
         trigger=_addupdate_after_scalar_store,
         example=ir.Case((ir.Ref("int32", ()),), (Swap(ir.View(0), Scalar(0)),
-                                                 AddUpdate(ir.View(0), Scalar(0))))),
+                                                 AddUpdate(ir.View(0), Scalar(0)))),
+        caveat="internal API"),
     KnownFinding(
         "tpu-interpret-negative-static-index",
         "the TPU interpreter fails an assertion (0 <= r in "
@@ -328,7 +330,8 @@ KNOWN_FINDINGS: tuple[KnownFinding, ...] = (
         symptoms=(("valid-runs", r"CpuCallback error calling callback: AssertionError"),),
         trigger=_negative_static_index,
         example=ir.Case((ir.Ref("int32", (1, 2)),), (Swap(ir.View(0, (
-            ir.At((ir.Slice(), ir.Int(-1))),)), Iota("int32", (1,))),), ("tpu_interpret",))),
+            ir.At((ir.Slice(), ir.Int(-1))),)), Iota("int32", (1,))),), ("tpu_interpret",)),
+        severity=CRASH),
     KnownFinding(
         "addupdate-bool-ref-gather",
         "addupdate on a bool ref works through a scalar or unit-stride slice "
@@ -343,7 +346,8 @@ KNOWN_FINDINGS: tuple[KnownFinding, ...] = (
         trigger=_addupdate_gathering_bools,
         example=ir.Case((ir.Ref("bool", (2,)),), (AddUpdate(
             ir.View(0, (ir.At((ir.IntArray((1,), True),)),)), Iota("bool", (1,), 1)),),
-            paths=("abstract",))),
+            paths=("abstract",)),
+        severity=CRASH),
     KnownFinding(
         "swap-python-bool-kept-raw",
         "x[...] = False on a bool ref: the Python bool is never made an array "
@@ -368,7 +372,8 @@ KNOWN_FINDINGS: tuple[KnownFinding, ...] = (
             ("chain-equivalence", r"re-indexed program raised TypeError: lax\.dynamic_update_slice "
                                   r"requires arguments to have the same dtypes, got bool, int32")),
         trigger=_swap_of_python_bool,
-        example=ir.Case((ir.Ref("bool", ()),), (Swap(ir.View(0), Scalar(False)),))),
+        example=ir.Case((ir.Ref("bool", ()),), (Swap(ir.View(0), Scalar(False)),)),
+        severity=WRONG_VALUE),
     KnownFinding(
         "addupdate-python-scalar-not-converted",
         "jax.ref.addupdate does not convert a Python scalar to the ref's dtype, "
@@ -385,7 +390,8 @@ KNOWN_FINDINGS: tuple[KnownFinding, ...] = (
                   ("invalid-rejected", r"^AttributeError: 'bool' object has no attribute 'shape'")),
         trigger=_addupdate_of_python_scalar,
         example=ir.Case((ir.Ref("int8", ()),), (AddUpdate(ir.View(0), Scalar(1)),),
-                        paths=("abstract",))),
+                        paths=("abstract",)),
+        severity=REFUSED),
     KnownFinding(
         "tpu-interpret-addupdate",
         "the TPU interpreter cannot run addupdate on a kernel ref: it binds the "
@@ -395,7 +401,8 @@ KNOWN_FINDINGS: tuple[KnownFinding, ...] = (
         trigger=lambda case, k: isinstance(case.statements[k], AddUpdate),
         example=ir.Case((ir.Ref("int32", (2,)),),
                         (AddUpdate(ir.View(0), Iota("int32", (2,))),), paths=("tpu_interpret",)),
-        paths=("tpu_interpret", "tpu_interpret_eager")),
+        paths=("tpu_interpret", "tpu_interpret_eager"),
+        severity=CRASH),
     KnownFinding(
         "swap-casts-integer-value-of-another-dtype",
         "storing an integer array into a ref of another integer dtype "
@@ -408,7 +415,8 @@ KNOWN_FINDINGS: tuple[KnownFinding, ...] = (
                                        r"matching 'Invalid dtype for `swap`'"),),
         trigger=_integer_value_of_another_dtype,
         example=ir.Case((ir.Ref("int8", ()),), (Swap(ir.View(0), Iota("int32", ())),),
-                        expect=ir.ExpectedError("ValueError", "Invalid dtype for `swap`", "swap"))),
+                        expect=ir.ExpectedError("ValueError", "Invalid dtype for `swap`", "swap")),
+        severity=USABILITY),
     KnownFinding(
         "tpu-interpret-reshaped-data-ref",
         "the TPU interpreter crashes on a get or swap through a reshaped (or "
@@ -421,7 +429,8 @@ KNOWN_FINDINGS: tuple[KnownFinding, ...] = (
         trigger=_data_view_not_only_indexed,
         example=ir.Case((ir.Ref("int32", (2, 2)),),
                         (Swap(ir.View(0, (ir.Reshape((4,)),)), Iota("int32", (4,))),),
-                        paths=("tpu_interpret",))),
+                        paths=("tpu_interpret",)),
+        severity=CRASH),
     KnownFinding(
         "tpu-interpret-masked-store-last-axis-1",
         "the TPU interpreter fails on pltpu.store(x, v, mask=m) into a ref whose "
@@ -437,7 +446,8 @@ KNOWN_FINDINGS: tuple[KnownFinding, ...] = (
         trigger=_masked_store_last_axis_1,
         example=ir.Case((ir.Ref("int32", (2, 1)),), (MaskedStore(
             ir.View(0), Iota("int32", (2, 1)), Mask((2, 1))),), paths=("tpu_interpret",)),
-        paths=("tpu_interpret", "tpu_interpret_eager")),
+        paths=("tpu_interpret", "tpu_interpret_eager"),
+        severity=CRASH),
     KnownFinding(
         "masked-ops-static-int-index",
         "pltpu.load(x.at[0]) and pltpu.store(x.at[0], v) crash in discharge with "
@@ -452,7 +462,8 @@ KNOWN_FINDINGS: tuple[KnownFinding, ...] = (
                   ("chain-equivalence", "re-indexed program raised " + _NO_SHAPE)),
         trigger=_masked_static_int_index,
         example=ir.Case((ir.Ref("int32", (2,)),), (MaskedLoad(ir.View(0, (
-            ir.At((ir.Int(0),)),))),), paths=("abstract",))),
+            ir.At((ir.Int(0),)),))),), paths=("abstract",)),
+        severity=CRASH),
     KnownFinding(
         "masked-ops-negative-static-index",
         "0.7.2 to 0.10.0: pltpu.store(x.at[-1], v) stores nothing, and "
@@ -502,7 +513,8 @@ KNOWN_FINDINGS: tuple[KnownFinding, ...] = (
             ("chain-equivalence", r"^results differ when every view is one static index")),
         trigger=_masked_store_through_transforms,
         example=ir.Case((ir.Ref("int32", (4,)),), (MaskedStore(
-            ir.View(0, (ir.Reshape((2, 2)),)), Iota("int32", (2, 2))),), paths=("abstract",))),
+            ir.View(0, (ir.Reshape((2, 2)),)), Iota("int32", (2, 2))),), paths=("abstract",)),
+        severity=WRONG_VALUE),
     KnownFinding(
         "masked-store-python-scalar-not-converted",
         "pltpu.store(x, 1) into an int8 (uint8, float16, ...) ref is refused "
@@ -515,7 +527,8 @@ KNOWN_FINDINGS: tuple[KnownFinding, ...] = (
                                        r"\w+\. Value dtype: (int32|float32|int64|float64|bool)")),
         trigger=_masked_store_of_python_scalar,
         example=ir.Case((ir.Ref("int8", ()),), (MaskedStore(ir.View(0), Scalar(1)),),
-                        paths=("abstract",))),
+                        paths=("abstract",)),
+        severity=REFUSED),
     KnownFinding(
         "masked-swap-mask-shape-unchecked",
         "pltpu.store with a mask of another shape than the value traces without "
@@ -532,7 +545,8 @@ KNOWN_FINDINGS: tuple[KnownFinding, ...] = (
         trigger=_masked_store_mask_of_another_shape,
         example=ir.Case((ir.Ref("int32", (2,)),), (MaskedStore(
             ir.View(0), Iota("int32", (2,)), Mask((1,))),), paths=("abstract",),
-            expect=ir.ExpectedError("ValueError", r"(?i)mask", "masked_swap"))),
+            expect=ir.ExpectedError("ValueError", r"(?i)mask", "masked_swap")),
+        severity=USABILITY),
     KnownFinding(
         "masked-load-mask-broadcasts-both-ways",
         "pltpu.load(x, mask=m) with x of shape (1,) and m of shape (2,) traces: "
@@ -544,7 +558,8 @@ KNOWN_FINDINGS: tuple[KnownFinding, ...] = (
         trigger=_masked_load_mask_wider,
         example=ir.Case((ir.Ref("int32", (1,)),), (MaskedLoad(ir.View(0), Mask((2,))),),
                         paths=("abstract",),
-                        expect=ir.ExpectedError("ValueError", r"(?i)mask", "masked_load"))),
+                        expect=ir.ExpectedError("ValueError", r"(?i)mask", "masked_load")),
+        severity=USABILITY),
     KnownFinding(
         "masked-load-mask-unchecked",
         "0.7.1 to 0.9.0.1: pltpu.load(x, mask=m) traces whatever m's shape: "
@@ -584,7 +599,8 @@ KNOWN_FINDINGS: tuple[KnownFinding, ...] = (
         trigger=_ellipsis_between_advanced_indices,
         example=ir.Case((ir.Ref("int32", (1, 1, 1)),), (Get(ir.View(0, (ir.At((
             ir.Slice(), ir.Int(0), ir.Ellipsis_(), ir.IntArray((0, 0, 0), True))),))),),
-            paths=("abstract",))),
+            paths=("abstract",)),
+        severity=WRONG_VALUE),
     KnownFinding(
         "addupdate-through-reshape-attributeerror",
         "JAX 0.8 to 0.11.1: jax.ref.addupdate through a reshaped, transposed (or bitcast) view "
@@ -613,7 +629,8 @@ KNOWN_FINDINGS: tuple[KnownFinding, ...] = (
         trigger=_masked_store_with_dynamic_index_under_x64,
         example=ir.Case((ir.Ref("float32", (1, 3)),), (MaskedStore(ir.View(0, (ir.At((
             ir.Slice(), ir.Int(0, True))),)), Iota("float32", (1,))),), paths=("jax_refs",),
-            x64=True)),
+            x64=True),
+        severity=CRASH),
     KnownFinding(
         "eager-ref-ds-with-array-start",
         "an eager jax.new_ref indexed with pl.ds(start, n), start a JAX array "
@@ -626,7 +643,8 @@ KNOWN_FINDINGS: tuple[KnownFinding, ...] = (
         trigger=_ds_with_dynamic_start,
         example=ir.Case((ir.Ref("int32", (4,)),), (Get(ir.View(0, (ir.At((
             ir.Ds(ir.Int(1, True), 1),)),))),), paths=("eager",)),
-        paths=("eager",)),
+        paths=("eager",),
+        severity=CRASH),
     KnownFinding(
         "same-width-bitcast-below-2d",
         "x.bitcast(dtype) of the same width (int32 to float32) on a 1-D or 0-D "
@@ -638,7 +656,8 @@ KNOWN_FINDINGS: tuple[KnownFinding, ...] = (
         trigger=_bitcast_below_2d,
         about=("ref", "dma"),   # a copy's view bitcasts through the same helper
         example=ir.Case((ir.Ref("int32", (3,)),), (Get(ir.View(0, (ir.Bitcast("float32"),))),),
-                        paths=("abstract",))),
+                        paths=("abstract",)),
+        severity=CRASH),
     KnownFinding(
         "debug-discharge-writes-back-its-refs",
         "the discharge rules of debug_callback and debug_print (jax/_src/"
@@ -667,7 +686,8 @@ KNOWN_FINDINGS: tuple[KnownFinding, ...] = (
             ("partial-discharge", r"raised TypeError: Primitive \w+ got aval \w+<\w+>\[[\d,]*\] "
                                   r"with unknown memory_space type")),
         trigger=lambda case, k: isinstance(case.statements[k], Inspect),
-        example=ir.Case((ir.Ref("float32", (2,)),), (Inspect(ir.View(0)),), paths=("abstract",))),
+        example=ir.Case((ir.Ref("float32", (2,)),), (Inspect(ir.View(0)),), paths=("abstract",)),
+        caveat="internal API"),
     KnownFinding(
         "eager-debug-callback-of-ref",
         "jax.debug.callback(f, x) or jax.debug.print('{}', x) of an eager "
@@ -685,7 +705,8 @@ KNOWN_FINDINGS: tuple[KnownFinding, ...] = (
                                        r"for type")),
         trigger=lambda case, k: isinstance(case.statements[k], Inspect),
         example=ir.Case((ir.Ref("float32", (2,)),), (Inspect(ir.View(0)),), paths=("eager",)),
-        paths=("eager",)),
+        paths=("eager",),
+        severity=CRASH),
     KnownFinding(
         "pallas-call-zero-size-operand",
         "pl.pallas_call(..., interpret=True) (and pl.kernel, and the TPU interpreter) with an "
@@ -700,7 +721,8 @@ KNOWN_FINDINGS: tuple[KnownFinding, ...] = (
         trigger=lambda case, k: any(0 in r.shape and not r.is_semaphore for r in case.refs),
         case_level=True,
         example=ir.Case((ir.Ref("float32", (0,)),), (Inspect(ir.View(0)),), paths=("pallas_call",)),
-        paths=("nested", "pallas_call", "mesh_kernel", "tpu_interpret", "tpu_interpret_eager")),
+        paths=("nested", "pallas_call", "mesh_kernel", "tpu_interpret", "tpu_interpret_eager"),
+        severity=CRASH),
     KnownFinding(
         "vmap-transformed-ref-indexed",
         "under jax.vmap, a get or store through a transformed ref indexed again "
@@ -712,7 +734,8 @@ KNOWN_FINDINGS: tuple[KnownFinding, ...] = (
         trigger=_through_a_transformed_ref,
         example=ir.Case((ir.Ref("float32", (1,)),), (Get(ir.View(0, (
             ir.At((ir.Slice(),)), ir.At((ir.Slice(),))))),), paths=("eager",)),
-        paths=("eager",)),
+        paths=("eager",),
+        severity=CRASH),
     KnownFinding(
         "run-state-reverse-mode-fails",
         "reverse-mode AD of any pl.run_state program (jax.vjp, jax.grad, "
@@ -726,7 +749,8 @@ KNOWN_FINDINGS: tuple[KnownFinding, ...] = (
         case_level=True,
         example=ir.Case((ir.Ref("float32", ()),), (AddUpdate(ir.View(0), Iota("float32", (), 1)),),
                         paths=("run_state",)),
-        paths=("run_state",)),
+        paths=("run_state",),
+        severity=REFUSED),
     KnownFinding(
         "run-state-jvp-of-store-through-bitcast",
         "forward-mode AD (jax.jvp) of a pl.run_state program that stores an "
@@ -743,7 +767,8 @@ KNOWN_FINDINGS: tuple[KnownFinding, ...] = (
         example=ir.Case((ir.Ref("float32", (2, 3)),), (Swap(ir.View(0, (
             ir.Bitcast("int32"), ir.At((ir.Int(1), ir.Int(2))))), Scalar(1065353216)),),
             paths=("run_state",)),
-        paths=("run_state",)),
+        paths=("run_state",),
+        severity=CRASH),
     KnownFinding(
         "run-state-jvp-of-integer-addupdate",
         "forward-mode AD (jax.jvp) of a pl.run_state program with respect to "
@@ -762,5 +787,6 @@ KNOWN_FINDINGS: tuple[KnownFinding, ...] = (
             case.statements[k].view.ref].kind.startswith(("float", "bfloat")),
         example=ir.Case((ir.Ref("float32", ()), ir.Ref("uint32", (2,))), (
             Get(ir.View(0)), AddUpdate(ir.View(1), Iota("uint32", (2,), 1))), paths=("run_state",)),
-        paths=("run_state",)),
+        paths=("run_state",),
+        severity=CRASH),
 )

@@ -5,7 +5,8 @@ from __future__ import annotations
 import numpy as np
 
 from fuzz import elements, ir
-from fuzz.ops.base import NO_INDEXER_SHAPE, KnownFinding, Trigger, view_class
+from fuzz.severity import CRASH, REFUSED, USABILITY, WRONG_VALUE
+from fuzz.ops.base import NO_INDEXER_SHAPE, KnownFinding, Trigger
 from fuzz.ops.semaphore.read import Read
 from fuzz.ops.semaphore.signal import Signal
 from fuzz.ops.semaphore.wait import Wait
@@ -67,14 +68,6 @@ def _non_scalar_read(case, k) -> bool:
 def _data_dtype_read(case, k) -> bool:
     return (isinstance(case.statements[k], Read)
             and case.refs[case.statements[k].view.ref].kind not in ir.SEMAPHORE_KINDS)
-
-
-def _counts_past_16_bits(case, k) -> bool:
-    """Signals and waits on statement k's ref move its counts by 2**15 or more."""
-    ref = case.statements[k].view.ref
-    moved = sum(abs(s.amount().value) for s in case.statements
-                if isinstance(s, (Signal, Wait)) and s.view.ref == ref and s.amount() is not None)
-    return moved >= 2**15
 
 
 def _strided_and_int_index(case, k) -> bool:
@@ -186,7 +179,8 @@ KNOWN_FINDINGS: tuple[KnownFinding, ...] = (
                                   r"must match number of operand dimensions \(\d+ vs \(\)\)"),
         ),
         trigger=_collapsing_wait,
-        example=_case(ir.Ref("int16", (2,)), Wait(_AT0, ir.Int(0), decrement=False))),
+        example=_case(ir.Ref("int16", (2,)), Wait(_AT0, ir.Int(0), decrement=False)),
+        severity=CRASH),
     KnownFinding(
         "check-sem-avals-last-transform-not-indexer",
         "signal/wait on a view whose last transform is a reshape/transpose/bitcast "
@@ -199,7 +193,8 @@ KNOWN_FINDINGS: tuple[KnownFinding, ...] = (
         example=_case(ir.Ref("int16", (2,)),
                       Signal(ir.View(0, (ir.Reshape((2,)),)), ir.Int(1)),
                       expect=ir.ExpectedError("ValueError", r"non-\(\)-shaped semaphore",
-                                              "semaphore_signal"))),
+                                              "semaphore_signal")),
+        severity=CRASH),
     KnownFinding(
         "semaphore-reshape-asks-for-a-numpy-dtype",
         "up to 0.9.0.1, sem.reshape(...) of a semaphore ref fails as it traces, for a valid "
@@ -214,18 +209,6 @@ KNOWN_FINDINGS: tuple[KnownFinding, ...] = (
         example=ir.Case((ir.Ref("dma", ()),), (
             Read(ir.View(0, (ir.Reshape((1,)), ir.At((ir.Int(0),))))),), ("abstract",))),
     KnownFinding(
-        "transpose-not-dischargeable",
-        "a transposed semaphore view traces but its discharge raises NotImplementedError",
-        # In valid programs this is an unsupported feature (fuzz/suppressions/unsupported.py);
-        # it is a finding where it hides the error an invalid program should get.
-        symptoms=((_INVALID, rf"NotImplementedError: .*{view_class('Transpose')}"),),
-        trigger=_has(ir.Transpose),
-        about=("semaphore", "ref", "dma"),   # a copy's views are discharged alike
-        example=_case(ir.Ref("int16", (1, 1)), Signal(ir.View(0, (
-            ir.Transpose((1, 0)), ir.At((ir.Int(3), ir.Int(0))))), ir.Int(1)),
-            expect=ir.ExpectedError("IndexError|ValueError", r"(?i)out of (bounds?|range)",
-                                    "semaphore_signal"))),
-    KnownFinding(
         "static-index-out-of-bounds-accepted",
         "an out-of-bounds static integer index into a semaphore is accepted "
         "(clamped) instead of raising",
@@ -234,7 +217,8 @@ KNOWN_FINDINGS: tuple[KnownFinding, ...] = (
         example=_case(ir.Ref("int16", (2,)),
                       Signal(ir.View(0, (ir.At((ir.Int(2),)),)), ir.Int(1)),
                       expect=ir.ExpectedError("IndexError|ValueError", r"(?i)out of (bounds?|range)",
-                                              "semaphore_signal"))),
+                                              "semaphore_signal")),
+        severity=USABILITY),
     KnownFinding(
         "index-into-zero-size-typeerror",
         "indexing a zero-size semaphore dimension fails deep in lax.slice with a "
@@ -243,7 +227,8 @@ KNOWN_FINDINGS: tuple[KnownFinding, ...] = (
         trigger=_indexes_zero_size,
         example=_case(ir.Ref("int16", (0,)), Signal(_AT0, ir.Int(1)),
                       expect=ir.ExpectedError("IndexError|ValueError", r"(?i)out of (bounds?|range)",
-                                              "semaphore_signal"))),
+                                              "semaphore_signal")),
+        severity=USABILITY),
     KnownFinding(
         "read-view-shape-unchecked",
         "semaphore_read does not check that its view is ()-shaped: it is accepted "
@@ -253,7 +238,8 @@ KNOWN_FINDINGS: tuple[KnownFinding, ...] = (
         trigger=_non_scalar_read,
         example=_case(ir.Ref("int16", (1,)), Read(ir.View(0, ())),
                       expect=ir.ExpectedError("ValueError", r"non-\(\)-shaped semaphore",
-                                              "semaphore_read"))),
+                                              "semaphore_read")),
+        severity=USABILITY),
     KnownFinding(
         "bitcast-semaphore-unclear-error",
         "nothing rejects a bitcast of a semaphore (or of the int16 ref standing in "
@@ -271,7 +257,8 @@ KNOWN_FINDINGS: tuple[KnownFinding, ...] = (
         example=_case(ir.Ref("regular", (2,)),
                       Signal(ir.View(0, (ir.Bitcast("int16"), ir.At((ir.Int(0),)))), ir.Int(1)),
                       expect=ir.ExpectedError("NotImplementedError|ValueError", r"(?i)bitcast",
-                                              "semaphore_signal"))),
+                                              "semaphore_signal")),
+        severity=USABILITY),
     KnownFinding(
         "read-dtype-unchecked",
         "semaphore_read accepts a ref of any dtype (int32, float32), unlike signal and wait",
@@ -280,7 +267,8 @@ KNOWN_FINDINGS: tuple[KnownFinding, ...] = (
         trigger=_data_dtype_read,
         example=_case(ir.Ref("float32", ()), Read(ir.View(0, ())),
                       expect=ir.ExpectedError("ValueError", "semaphores of the following types",
-                                              "semaphore_read"))),
+                                              "semaphore_read")),
+        severity=USABILITY),
     KnownFinding(
         "signal-and-wait-declare-no-effects",
         "semaphore_signal and semaphore_wait declare no effects (up to 0.8.x), "
@@ -306,16 +294,6 @@ KNOWN_FINDINGS: tuple[KnownFinding, ...] = (
         example=ir.Case((ir.Ref("regular", ()), ir.Ref("regular", (), True)),
                         (Signal(ir.View(0), ir.Int(0, True)),), ("abstract",))),
     KnownFinding(
-        "semaphore-counts-wrap-at-16-bits",
-        "the HLO interpreter keeps semaphore counts in int16, so a count past "
-        "32767 wraps silently (the TPU interpreter keeps the exact count)",
-        symptoms=(("model-vs-path", r"\(16-bit wraparound of the expected count\)$"),),
-        consequences=(
-            ("path-vs-path", r"^tpu_interpret leaves -?\d+ at kernel exit; run_state ends"),
-            ("path-vs-path", r"^read \d+(?: at grid point \d+)? is -?\d+ on \w+, -?\d+ on \w+$"),),
-        trigger=_counts_past_16_bits,
-        example=_case(ir.Ref("int16", ()), Signal(ir.View(0), ir.Int(32768)))),
-    KnownFinding(
         "strided-slice-then-index-typedint",
         "signal/wait through a strided slice followed by an integer index "
         "(s.at[0, ::2].at[0]) fail: 'Invalid type of idxer: TypedInt'; so does "
@@ -326,7 +304,8 @@ KNOWN_FINDINGS: tuple[KnownFinding, ...] = (
         trigger=_strided_and_int_index,
         about=("semaphore", "ref", "dma"),
         example=_case(ir.Ref("int16", (1, 2)), Signal(ir.View(0, (
-            ir.At((ir.Int(0), ir.Slice(None, None, 2))), ir.At((ir.Int(0),)))), ir.Int(0)))),
+            ir.At((ir.Int(0), ir.Slice(None, None, 2))), ir.At((ir.Int(0),)))), ir.Int(0))),
+        severity=CRASH),
     KnownFinding(
         "duplicate-gather-index-loses-update",
         "a signal or wait through a view gathered with repeated indices "
@@ -341,7 +320,8 @@ KNOWN_FINDINGS: tuple[KnownFinding, ...] = (
                                         r"-?\d+, expected -?\d+$"),),
         trigger=_both(_SIGNAL_OR_WAIT, _duplicate_index),
         example=_case(ir.Ref("int16", (2,)), Signal(ir.View(0, (
-            ir.At((ir.IntArray((0, 0), dynamic=True),)), ir.At((ir.Int(0),)))), ir.Int(1)))),
+            ir.At((ir.IntArray((0, 0), dynamic=True),)), ir.At((ir.Int(0),)))), ir.Int(1))),
+        severity=WRONG_VALUE),
     KnownFinding(
         "reshaped-view-swap-rank-mismatch",
         "signal/wait through a reshape followed by an index fail in "
@@ -371,7 +351,8 @@ KNOWN_FINDINGS: tuple[KnownFinding, ...] = (
         example=ir.Case((ir.Ref("regular", ()),), (Signal(ir.View(0), ir.Int(1), device_id=ir.Int(0)),),
                         ("abstract",), x64=True,
                         expect=ir.ExpectedError("NotImplementedError", "Remote signal not implemented",
-                                                "semaphore_signal"))),
+                                                "semaphore_signal")),
+        severity=REFUSED),
     KnownFinding(
         "hlo-interpret-barrier-semaphore",
         "pl.pallas_call(..., interpret=True) (the HLO interpreter) cannot run a "
@@ -391,5 +372,6 @@ KNOWN_FINDINGS: tuple[KnownFinding, ...] = (
         example=ir.Case((ir.Ref("barrier", (), memory_space=ir.COLLECTIVE),), (
             Signal(ir.View(0), ir.Int(1)), Wait(ir.View(0), ir.Int(1))), ("pallas_call",),
             devices=2),
-        paths=("pallas_call",)),
+        paths=("pallas_call",),
+        severity=CRASH),
 )
