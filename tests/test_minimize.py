@@ -2,7 +2,7 @@
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from fuzz import ir, oracles, ops
+from fuzz import ir, model, oracles, ops
 from fuzz.suppressions import seen_on
 from fuzz.suppressions.known_findings import BY_ID
 from fuzz.ops.ref import Swap
@@ -98,3 +98,22 @@ def test_a_ref_loses_an_axis_with_the_index_every_view_has_there():
     result = minimize.minimize(case, lambda c: any(isinstance(s, Signal) for s in c.body)
                                and any(isinstance(s, Read) for s in c.body))
     assert len(result.case.refs[0].shape) <= 1, result.case
+
+
+def test_a_candidate_the_model_cannot_evaluate_is_not_taken():
+    """A simplification may draw what no strategy draws (a ref made int16,
+    which the minimizer prefers, under a bitcast to int32): the model has no
+    elements for it and raises ModelError, which killed `report --known`.
+    Such a candidate does not fail; the search goes on."""
+    case = ir.Case((ir.Ref("float32", (2, 2)),),
+                   (Swap(ir.View(0, (ir.Bitcast("int32"),)), Iota("int32", (2, 2))),))
+    seen = []
+
+    def still_fails(c):
+        seen.append(c.refs[0].kind)
+        if c.refs[0].kind == "int16":
+            model.evaluate(ir.Case((ir.Ref("int16", (2, 2)),), (
+                Swap(ir.View(0, (ir.Bitcast("int32"),)), Iota("int32", (2, 1))),)))
+        return True
+    result = minimize.minimize(case, still_fails)
+    assert "int16" in seen and result.case.refs[0].kind != "int16"

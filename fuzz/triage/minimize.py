@@ -13,7 +13,7 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass, replace
 
-from fuzz import ir, paths
+from fuzz import elements, ir, paths
 
 # Cheapest path first: the minimized case keeps the cheapest one that fails.
 PATH_COST = paths.COST
@@ -41,12 +41,22 @@ def minimize(case: ir.Case, still_fails, *, max_attempts: int = 300,
             if mistakes(candidate) != target:
                 continue
             attempts += 1
-            if still_fails(candidate):
+            if _fails(still_fails, candidate):
                 current, improved = candidate, True
                 break
             if attempts >= max_attempts or time.perf_counter() - start >= max_seconds:
                 break
     return Minimized(current, attempts, time.perf_counter() - start)
+
+
+def _fails(still_fails, candidate: ir.Case) -> bool:
+    """``still_fails(candidate)``; False for a candidate the model cannot
+    evaluate (a simplification drew what no strategy draws: a ref made
+    int16 under a bitcast to a wider type)."""
+    try:
+        return still_fails(candidate)
+    except elements.ModelError:
+        return False
 
 
 def cost(case: ir.Case) -> tuple:

@@ -201,7 +201,10 @@ def stores_twice(refs, view: ir.View) -> bool:
     for k, t in enumerate(view.transforms, 1):
         if k == len(view.transforms) or isinstance(t, ir.At) and any(
                 isinstance(i, ir.IntArray) for i in t.indices):
-            pos = elements.positions(shape, ir.View(view.ref, view.transforms[:k]), bits)
+            try:
+                pos = elements.positions(shape, ir.View(view.ref, view.transforms[:k]), bits)
+            except elements.ModelError:   # no single elements (a bitcast): none twice
+                continue
             if np.unique(pos).size < pos.size:
                 return True
     return False
