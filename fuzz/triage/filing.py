@@ -12,7 +12,7 @@ import fcntl
 import os
 import time
 
-from fuzz import ir, oracles
+from fuzz import ir, oracles, paths
 from fuzz.triage import corpus, minimize as minimizer, reports, reproducer
 from fuzz.triage.findings import (Crash, Finding, finding_id, now, paths_affected, root_cause,
                                   same_failure, signature, stage_of, versions)
@@ -151,11 +151,24 @@ def _with_real_types(case: ir.Case, key: str):
     real = with_real_semaphores(case)
     if real is None:
         return None
+    # On every path: the stand-in's own (run_state) may take no semaphore type.
+    real = dataclasses.replace(real, paths=ir.PATHS)
     try:
-        found = next((f for f in oracles.check(real).failures if root_cause(f) == key), None)
+        found = [f for f in oracles.check(real).failures if root_cause(f) == key]
     except Exception:  # noqa: BLE001 - the fuzzer cannot run it so: keep the stand-in
         return None
-    return (real, found) if found is not None else None
+    if not found:
+        return None
+    shown_on = tuple(dict.fromkeys(p for f in found for p in f.path.split("/")))
+    return dataclasses.replace(real, paths=shown_on), min(found, key=_public_first)
+
+
+def _public_first(failure) -> tuple:
+    """Failures on public paths first (``PUBLIC_RANK``), those needing JAX
+    internals last."""
+    ranks = [paths.fact(p, "PUBLIC_RANK") if p in paths.having("PUBLIC_RANK") else
+             (99 if p in paths.having("INTERNAL") else 50) for p in failure.path.split("/")]
+    return max(ranks), failure.path
 
 
 def _investigate(failure, sig, fid, *, minimize, verify, prelude) -> Finding:
