@@ -5,7 +5,8 @@ semaphore view reaches discharge with the whole ref's shape."""
 import jax
 import pytest
 
-from fuzz import ir
+from fuzz import ir, oracles
+from fuzz.suppressions import known_findings, seen_on
 from fuzz.campaign.property import run_campaign
 from fuzz.ops.semaphore import Read, Signal, Wait
 from fuzz.triage import filing, reproducer
@@ -104,3 +105,19 @@ def test_a_fatal_failures_reproducer_carries_its_watchdog():
     assert "faulthandler.dump_traceback_later(30, exit=True)" in hang
     assert "faulthandler.enable()" in crash and "dump_traceback_later" not in crash
     assert "faulthandler" not in reproducer.script(HAND_WRITTEN_TRIGGER, "run_state")
+
+
+@pytest.mark.skipif(not seen_on.applies("known", "tpu-interpret-ignores-dma-add"),
+                    reason="the TPU interpreter does not ignore add=True here")
+def test_a_wrong_value_is_not_reproduced_by_another_paths_error(tmp_path):
+    """The TPU interpreter ignores add=True on a copy (a wrong value);
+    pallas_call, tried first as the more public path, refuses add=True with
+    NotImplementedError, its own unsupported feature. That exit 1 once
+    filed the wrong value as that refusal."""
+    k = known_findings.BY_ID["tpu-interpret-ignores-dma-add"]
+    failure = next(f for f in oracles.check(k.example).failures if f.known == k.id)
+    finding, _ = filing.record(failure, corpus_dir=tmp_path / "c", reports_dir=tmp_path / "r",
+                               minimize=False)
+    assert finding.reproducer["status"] == "reproduces", finding.reproducer
+    assert finding.reproducer["path"] in ("tpu_interpret", "tpu_interpret_eager")
+    assert finding.reproducer["error"] is None

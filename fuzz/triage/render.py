@@ -57,8 +57,10 @@ def problem(actual):
         return f"raised {actual['error']}: {actual['message']}"
     if actual["avals"] != EXPECTED["avals"]:
         return f"results have avals {actual['avals']}, expected {EXPECTED['avals']}"
-    if "values" in EXPECTED and actual["values"] != EXPECTED["values"]:
-        return f"results are {actual['values']}, expected {EXPECTED['values']}"
+    if "values" in EXPECTED and (len(actual["values"]) != len(EXPECTED["values"]) or any(
+            w is not None and a != w for a, w in zip(actual["values"], EXPECTED["values"]))):
+        return (f"results are {actual['values']}, expected {EXPECTED['values']}"
+                + (" (None: not predicted)" if None in EXPECTED["values"] else ""))
     return None
 
 
