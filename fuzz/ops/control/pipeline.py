@@ -86,7 +86,9 @@ class Pipeline(SlicingOp):
         if not self.body:
             body.pop()   # its "pass": the copies are the body
         specs = ", ".join(_spec(e.case.refs[r]) for r in self.xs)
-        flag = f"{_FLAG}({not self.inline}), " if compat.has(_FLAG) else ""   # (from 0.10.2)
+        # The primitive is opt-in (from 0.10.2; off by default): an inlined
+        # pipeline needs no flag, and so no JAX internals in its snippet.
+        flag = f"{_FLAG}(True), " if compat.has(_FLAG) and not self.inline else ""
         return [*body,
                 (f"with {flag}jax.sharding.use_abstract_mesh({MESH}):", n),
                 (f"    pltpu.emit_pipeline({name}, grid=({self.length},), "
