@@ -723,10 +723,8 @@ def check_case(case: Case) -> None:
             raise IRError(f"ref kind {r.kind!r} needs a case with x64 set")
         if not all(isinstance(d, int) and d >= 0 for d in r.shape):
             raise IRError(f"ref shape {r.shape!r} must be non-negative ints")
-        if r.collective and not (r.kind == "barrier" and r.shape == () and not r.scoped
-                                 and case.devices is not None):
-            raise IRError("a collective ref is the ()-shaped barrier semaphore of a case "
-                          "with a mesh")
+        if r.collective and not (r.kind == "barrier" and r.shape == () and not r.scoped):
+            raise IRError("a collective ref is the ()-shaped barrier semaphore")
         if r.memory_space is not None and not r.collective and (
                 r.is_semaphore or r.memory_space not in MEMORY_SPACES):
             raise IRError(f"memory space {r.memory_space!r}: a data ref's is one of "
