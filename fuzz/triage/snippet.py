@@ -159,6 +159,9 @@ def said(reproducer: dict, message: str = "") -> str:
     elif want is not None and got[0] != want[0]:
         i = next(i for i, (a, b) in enumerate(zip(got[0], want[0])) if a != b) \
             if len(got[0]) == len(want[0]) else None
+        if i is not None and got[0][i][1].startswith("python "):   # no Array at all
+            return (f"Bug: result {i + 1} is a {got[0][i][1]} (so the print's .tolist() "
+                    f"raises AttributeError); expected: an Array {_aval(want[0][i])}, as declared")
         if i is not None:
             return (f"Bug: result {i + 1} is {_aval(got[0][i])} (prints {got[1]}); "
                     f"expected: {_aval(want[0][i])}, as declared")
