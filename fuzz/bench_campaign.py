@@ -8,6 +8,15 @@
     python -m fuzz.bench_campaign exposure [SECONDS] [SEEDS]
                         median time to expose each known finding over SEEDS
                         campaigns (default 3) of SECONDS each, seeds 0, 1, ...
+    python -m fuzz.bench_campaign rediscover BUDGET SEEDS [--releases R1,R2,...]
+                        the rediscovery benchmark (fuzz/rediscovery.py): on each
+                        release (default: the newest, for the live bugs, and the
+                        fewest older ones on which every fixed bug lives), SEEDS
+                        campaigns of BUDGET seconds from an empty corpus, 2 workers,
+                        each in that release's environment; per bug the median
+                        time to exposure over its trials (the campaigns on the
+                        releases it lives on; a miss counts as BUDGET) and how
+                        many exposed it
     python -m fuzz.bench_campaign orphans [KILLS]
                         `kill -9` of a 2-worker campaign's supervisor KILLS
                         times (default 10), each at a random moment: how many
@@ -31,9 +40,13 @@ import sys
 import tempfile
 import time
 
-from fuzz.measurements import recording, take_flag
+import jax
+
+from fuzz import rediscovery
+from fuzz.measurements import ROOT, recording, take_flag
 from fuzz.campaign import workers
 from fuzz.campaign.supervisor import Campaign, CampaignConfig
+from fuzz.triage import releases
 
 PLANTED = re.compile(r"returned a new value (float32|uint8|float16)\[")
 
@@ -104,6 +117,83 @@ def exposure(seconds, seeds=3):
                           "exposed": f"{sum(fid in r for r in runs)}/{seeds}", "each_s": times}))
 
 
+def _exposed_here(seconds, seed):
+    """One campaign on the running JAX (run by `_campaign_on` in a release's
+    environment): each known finding's first hit, as one line of JSON."""
+    s = campaign(seconds, workers=2, seed=seed, minimize=False)
+    print(json.dumps({"jax": jax.__version__, "cases": s["cases"], "seconds": s["seconds"],
+                      "exposure": {x["id"]: x["t"] for x in s["exposure"] if x["kind"] == "known"},
+                      "new": sorted(x["id"] for x in s["exposure"] if x["kind"] == "new"),
+                      "errors": s.get("errors", [])}))
+
+
+def _campaign_on(release, seconds, seed) -> dict:
+    """`_exposed_here` run in ``release``'s environment (this interpreter's
+    where it runs that release), this checkout on its path."""
+    python = (sys.executable if jax.__version__ == release
+              else releases.environment(release).python)
+    with tempfile.TemporaryDirectory(prefix="discharge-fuzz-rediscover-") as tmp:
+        proc = subprocess.run([python, "-m", "fuzz.bench_campaign", "rediscover-one",
+                               str(seconds), str(seed)], cwd=tmp, capture_output=True, text=True,
+                              env={**os.environ, "PYTHONPATH": str(ROOT)},
+                              timeout=seconds + 600)
+    try:
+        answer = json.loads(proc.stdout.strip().splitlines()[-1])
+    except (IndexError, ValueError):
+        raise SystemExit(f"JAX {release}, seed {seed}: the campaign gave no answer: "
+                         + (proc.stderr.strip().splitlines() or ["no output"])[-1]) from None
+    if answer["jax"] != release:
+        raise SystemExit(f"JAX {release}: its environment runs JAX {answer['jax']}")
+    return answer
+
+
+def rediscover(seconds, seeds, wanted=None):
+    """The rediscovery benchmark: see the module's docstring and
+    fuzz/rediscovery.py. A first hit later than the budget (the workers'
+    last cases) counts as a miss."""
+    run_on = releases.ordered(wanted or [rediscovery.NEWEST, *rediscovery.cover()])
+    trials = {b.id: [] for b in rediscovery.CATALOGUE}
+    for release in run_on:
+        here = rediscovery.living_on(release)
+        runs = [_campaign_on(release, seconds, seed) for seed in range(seeds)]
+        hits = {b.id: [r["exposure"].get(b.id) for r in runs] for b in here}
+        hits = {i: [t if t is not None and t <= seconds else None for t in ts]
+                for i, ts in hits.items()}
+        for i, ts in hits.items():
+            trials[i] += ts
+        print(json.dumps({
+            "release": release, "seeds": seeds, "cases": [r["cases"] for r in runs],
+            "seconds": [r["seconds"] for r in runs],
+            "bugs_living_here": {"fixed": sum(b.kind == "fixed" for b in here),
+                                 "live": sum(b.kind == "live" for b in here)},
+            "exposed": sum(any(t is not None for t in ts) for ts in hits.values()),
+            "first_exposure_s": {i: ts for i, ts in hits.items() if any(t is not None for t in ts)},
+            "new_findings": sorted({f for r in runs for f in r["new"]}),
+            "errors": [e for r in runs for e in r["errors"]]}), flush=True)
+    print(f"\nper bug, over its trials (SEEDS x the releases run that it lives on), "
+          f"budget {seconds:g} s; a miss counts as {seconds:g} s")
+    print(f"{'kind':<6}{'bug':<56}{'trials':>7}{'median_s':>10}{'exposed':>9}")
+    rows = []
+    for b in rediscovery.CATALOGUE:
+        ts = trials[b.id]
+        if ts:
+            median = statistics.median(seconds if t is None else t for t in ts)
+            rows.append((b.kind, median, b.id, len(ts), sum(t is not None for t in ts)))
+    for kind, median, fid, n, k in sorted(rows):
+        print(f"{kind:<6}{fid:<56}{n:>7}{median:>10.1f}{f'{k}/{n}':>9}")
+    for kind in ("fixed", "live"):
+        every = [b for b in rediscovery.CATALOGUE if b.kind == kind]
+        run = [r for r in rows if r[0] == kind]
+        print(json.dumps({
+            "kind": kind, "bugs": len(every), "run": len(run),
+            "not_run": sorted(b.id for b in every if not trials[b.id]),
+            "exposed_in_some_trial": sum(r[4] > 0 for r in run),
+            "share_exposed": round(sum(r[4] > 0 for r in run) / len(run), 2) if run else None,
+            "share_of_trials_exposing": round(sum(r[4] for r in run) / sum(r[3] for r in run), 2)
+            if run else None,
+            "median_of_medians_s": statistics.median(r[1] for r in run) if run else None}))
+
+
 def _children(pid) -> list[int]:
     kids = []
     for entry in os.listdir("/proc"):
@@ -164,11 +254,19 @@ def orphans(kills=10, after_s=3.0, within_s=5.0):
 
 def main(argv=None):
     argv, write_docs = take_flag(argv or sys.argv[1:])
+    if argv[:1] == ["rediscover-one"]:   # one campaign of `rediscover`, in a release's environment
+        return _exposed_here(float(argv[1]), int(argv[2]))
     which = argv[0] if argv else "throughput"
     seconds = float(argv[1]) if len(argv) > 1 else 60.0
     with recording(f"bench_campaign_{which}", write_docs, "fuzz.bench_campaign", argv):
         if which == "orphans":
             return orphans(int(argv[1]) if len(argv) > 1 else 10)
+        if which == "rediscover":
+            at = argv.index("--releases") if "--releases" in argv else len(argv)
+            wanted = argv[at + 1].split(",") if at + 1 < len(argv) else None
+            rest = argv[:at]
+            return rediscover(float(rest[1]) if len(rest) > 1 else 60.0,
+                              int(rest[2]) if len(rest) > 2 else 3, wanted)
         if which == "exposure":
             return exposure(seconds, int(argv[2]) if len(argv) > 2 else 3)
         {"throughput": throughput, "modes": modes, "memory": memory}[which](seconds)

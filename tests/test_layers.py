@@ -25,7 +25,7 @@ LAYERS = (
     ("fuzz.triage", 7),
     ("fuzz.campaign", 8),
     ("fuzz.cli", 9), ("fuzz.bench", 9), ("fuzz.bench_campaign", 9),
-    ("fuzz.bench_releases", 9), ("fuzz.bench_suite", 9),
+    ("fuzz.bench_releases", 9), ("fuzz.bench_suite", 9), ("fuzz.rediscovery", 9),
 )
 NAMES = ("layer 0: compat, atomic, exits", "layer 1: ir and the leaf strategies", "layer 2: ops",
          "layer 3: model, emit, blame, serialize", "layer 4: paths",

@@ -1,0 +1,101 @@
+"""The rediscovery benchmark's catalogue (fuzz/rediscovery.py): well formed,
+and its predicates tell its bugs apart on the running JAX. No campaign runs
+here: the benchmark itself is `python -m fuzz.bench_campaign rediscover`,
+and its timing is never asserted."""
+import re
+
+import pytest
+
+from fuzz import compat, oracles, rediscovery
+from fuzz.rediscovery import BY_ID, CATALOGUE, FIXED, LIVE, Bug
+from fuzz.suppressions import known_findings, seen_on
+from fuzz.triage import releases
+
+# Two live bugs of different families with cheap examples, and a fixed bug
+# whose example runs cleanly from 0.9.1 on.
+LIVE_A, LIVE_B = "bitcast-semaphore-unclear-error", "addupdate-bool-ref-gather"
+FIXED_GOOD = "reshape-of-ref-to-scalar-refused"
+
+
+def test_the_catalogue_has_twenty_fixed_bugs_and_the_live_ones():
+    assert len(FIXED) >= 20
+    assert LIVE
+    assert len(BY_ID) == len(CATALOGUE)
+    for b in CATALOGUE:
+        assert b.kind in ("fixed", "live")
+        assert known_findings.BY_ID[b.id] is b.entry
+        assert b.family in ("semaphore", "ref", "dma", "control")
+        assert b.bad_on == tuple(releases.ordered(b.bad_on))
+
+
+def test_each_fixed_bug_is_bad_on_a_release_and_not_on_a_later_one():
+    for b in FIXED:
+        seen = seen_on.TABLE["known"][b.id]
+        assert seen[b.last_bad] == "bad"
+        assert compat.parse_release(b.fixed_in) > compat.parse_release(b.last_bad)
+        assert seen[b.fixed_in] == b.fixed_verdict
+        assert b.fixed_verdict.split(":")[0] in ("good", "other"), b.id   # it ran there
+        later = [r for r in seen if compat.parse_release(r) > compat.parse_release(b.last_bad)]
+        assert later and all(seen[r] != "bad" for r in later), b.id
+    for b in LIVE:
+        assert seen_on.TABLE["known"][b.id][rediscovery.NEWEST] == "bad"
+        assert b.fixed_in is None and b.commit is None
+
+
+def test_fixing_commits_are_full_hashes_of_fixed_bugs():
+    for fid, commit in rediscovery.COMMITS.items():
+        assert BY_ID[fid].kind == "fixed"
+        assert re.fullmatch(r"[0-9a-f]{40}", commit)
+        assert BY_ID[fid].commit == commit
+
+
+def test_the_default_releases_cover_every_fixed_bug_and_none_can_go():
+    chosen = rediscovery.cover()
+    assert all(set(chosen) & set(b.bad_on) for b in FIXED)
+    for r in chosen:
+        rest = set(chosen) - {r}
+        assert not all(rest & set(b.bad_on) for b in FIXED), r
+
+
+def test_cover_is_the_smallest_set():
+    def bug(name, *bad):
+        return Bug(name, "fixed", "ref", bad, "9.9.9", "good", None, None)
+    # Greedy would take 0.7.0 (three bugs) and then need two more.
+    bugs = [bug("a", "0.6.2", "0.7.0"), bug("b", "0.7.0", "0.8.0"), bug("c", "0.7.0", "0.9.0"),
+            bug("d", "0.6.2"), bug("e", "0.8.0"), bug("f", "0.9.0")]
+    assert rediscovery.cover(bugs) == ["0.6.2", "0.8.0", "0.9.0"]
+
+
+def _failures(bug_id):
+    entry = BY_ID[bug_id].entry
+    with rediscovery.considering(entry):
+        return oracles.check(entry.example).failures
+
+
+@pytest.mark.skipif(not all(seen_on.applies("known", i) for i in (LIVE_A, LIVE_B)),
+                    reason="the two live bugs are not both bad on this JAX")
+def test_a_live_bugs_predicate_matches_its_trigger_and_not_anothers():
+    a, b = BY_ID[LIVE_A], BY_ID[LIVE_B]
+    fa, fb = _failures(LIVE_A), _failures(LIVE_B)
+    assert any(a.predicate(f, fa) for f in fa)
+    assert any(b.predicate(f, fb) for f in fb)
+    assert not any(a.predicate(f, fb) for f in fb)
+    assert not any(b.predicate(f, fa) for f in fa)
+
+
+@pytest.mark.skipif(seen_on.verdict("known", FIXED_GOOD) != "good",
+                    reason=f"{FIXED_GOOD} is not fixed on this JAX")
+def test_a_fixed_bugs_predicate_does_not_match_its_trigger_where_it_is_fixed():
+    fixed = BY_ID[FIXED_GOOD]
+    assert fixed.kind == "fixed"
+    assert not any(fixed.predicate(f, _failures(FIXED_GOOD)) for f in _failures(FIXED_GOOD))
+    fa = _failures(LIVE_A)
+    assert not any(fixed.predicate(f, fa) for f in fa)
+
+
+def test_considering_puts_back_the_running_releases_known_findings():
+    before = known_findings.KNOWN
+    entry = BY_ID[FIXED_GOOD].entry
+    with rediscovery.considering(entry):
+        assert entry in known_findings.KNOWN
+    assert known_findings.KNOWN is before
