@@ -57,8 +57,7 @@ JAX_REPO = "/work/.mirror/jax-ml+jax/repo"
 # 0.11.2 and 0.12.0 (past the mirror); race-detector-misses-a-remote-copy-race
 # (the commits between fail otherwise, the fuzzer asking an API those
 # sources lack) and signal-and-wait-declare-no-effects (the commits between
-# run on neither jaxlib): given up after MAX_SKIPPED skips; while-cond-reading-a-ref-refused-before-the-mistake (the
-# merge base of 0.7.1 and 0.7.2 is already not bad); and
+# run on neither jaxlib): given up after MAX_SKIPPED skips; and
 # masked-ops-negative-static-index, whose example stops being bad at
 # 92faff137ef9 ("Add a new stage_p primitive ...") by failing as
 # masked-ops-static-int-index first: that commit hides it, it does not fix it.

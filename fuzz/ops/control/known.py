@@ -321,19 +321,6 @@ KNOWN_FINDINGS: tuple[KnownFinding, ...] = (
         paths=("tpu_interpret", "tpu_interpret_eager"),
         severity=CRASH),
     KnownFinding(
-        "while-cond-reading-a-ref-refused-before-the-mistake",
-        "up to 0.7.1 the while rule refuses a loop whose cond reads a ref (a "
-        "trip count read from dyn) with a bare NotImplementedError "
-        "(_while_partial_discharge_rule; unsupported entries "
-        "while-cond-reads-a-ref-*), and in an invalid program it does so before "
-        "the program's own mistake is reached, hiding the error it should get",
-        symptoms=(("invalid-rejected", r"^NotImplementedError: ; expected"),),
-        trigger=_is(Loop, lambda loop: loop.primitive == "while" and loop.count.dynamic),
-        example=ir.Case((ir.Ref("int32", (2,)),), (
-            Loop(ir.Int(2, True), (), via="while_loop"),
-            Swap(ir.View(0, (ir.At((ir.Int(2),)),)), Iota("int32", ()))), ("abstract",),
-            expect=ir.ExpectedError("IndexError|ValueError", r"(?i)out of (bounds?|range)", "swap"))),
-    KnownFinding(
         "scan-over-memory-ref-has-no-mapping-handler",
         "0.6.x: a lax.scan that takes a Pallas kernel ref as xs fails as it "
         "traces ('TypeError: no mapping handler for MemRef<...>{...} of type "

@@ -232,14 +232,6 @@ def _reshaped_to_scalar(case, k) -> bool:
                for v in ir.views(case.statements[k]) for t in v.transforms)
 
 
-def _view_discharge_refused_up_to_0_11(case: ir.Case, k: int) -> bool:
-    """A view with a reshape or bitcast, or with two indexers (statement
-    ``k``'s or a copy's), which discharge up to 0.11.1 has no rule for."""
-    return any(any(isinstance(t, (ir.Reshape, ir.Bitcast)) for t in view.transforms)
-               or sum(isinstance(t, ir.At) for t in view.transforms) > 1
-               for view in ir.views(case.statements[k]))
-
-
 def _writes_lost(entry_id: str, path: str, description: str) -> KnownFinding:
     """A path that drops a kernel's writes to its refs: the final contents are
     the initial ones."""
@@ -254,29 +246,6 @@ def _writes_lost(entry_id: str, path: str, description: str) -> KnownFinding:
 
 
 KNOWN_FINDINGS: tuple[KnownFinding, ...] = (
-    KnownFinding(
-        "view-refused-before-the-mistake",
-        "up to 0.11.1 discharge refuses a reshaped or bitcast view, or one of "
-        "two indexers (NotImplementedError: 'Unsupported transform: "
-        "ReshapeTransform', 'RefReshaper' up to 0.9, or 'Only single indexer is "
-        "supported'), and in an invalid program through such a view that refusal "
-        "comes instead of the error the program should get (an out-of-bounds "
-        "index, a mask of the wrong shape, a copy of another dtype)",
-        # In valid programs these are unsupported features (fuzz/suppressions/unsupported.py);
-        # it is a finding where it hides the error an invalid program should get.
-        symptoms=(("invalid-rejected", r"NotImplementedError: (Unsupported transform: "
-                                       rf"{view_class('Reshape', 'Bitcast')}\b|"
-                                       r"Only single indexer is supported)"),),
-        trigger=_view_discharge_refused_up_to_0_11,
-        about=("semaphore", "ref", "dma"),   # a copy's views are discharged alike
-        # (0.12 takes the load's mask, which broadcasts both ways, without a word:
-        # masked-load-mask-broadcasts-both-ways; before, the refusal comes first.)
-        # (an out-of-bounds index, not a masked load's mask: 0.6.2 and 0.7.0 have
-        # no pltpu.load)
-        example=ir.Case((ir.Ref("int32", (4,)), ir.Ref("int32", (2,))), (
-            Swap(ir.View(0, (ir.Reshape((2, 2)),)), Iota("int32", (2, 2))),
-            Swap(ir.View(1, (ir.At((ir.Int(2),)),)), Iota("int32", ()))), ("abstract",),
-            expect=ir.ExpectedError("IndexError|ValueError", r"(?i)out of (bounds?|range)", "swap"))),
     KnownFinding(
         "reshape-of-ref-to-scalar-refused",
         "a ref of one element reshaped to () (x.reshape(())) is refused at "
