@@ -143,11 +143,13 @@ def with_real_semaphores(case: ir.Case) -> ir.Case | None:
         for i, r in enumerate(case.refs)))
 
 
-def _with_real_types(case: ir.Case, key: str):
-    """(``case`` with real semaphore types, its failure of root cause ``key``)
-    where the bug shows so too, else None: a maintainer pushes back on an
-    int16 array standing in for a semaphore (JAX takes it in interpret mode
-    only), and nearly every semaphore bug shows with the real type."""
+def _with_real_types(case: ir.Case, failure):
+    """(``case`` with real semaphore types, its failure of ``failure``'s root
+    cause) where the bug shows so too, on a path as public, else None: a
+    maintainer pushes back on an int16 array standing in for a semaphore
+    (JAX takes it in interpret mode only), and nearly every semaphore bug
+    shows with the real type."""
+    key = root_cause(failure)
     real = with_real_semaphores(case)
     if real is None:
         return None
@@ -157,15 +159,19 @@ def _with_real_types(case: ir.Case, key: str):
         found = [f for f in oracles.check(real).failures if root_cause(f) == key]
     except Exception:  # noqa: BLE001 - the fuzzer cannot run it so: keep the stand-in
         return None
-    if not found:
+    best = min(found, key=_public_first, default=None)
+    if best is None or _public_first(best)[0] > _public_first(failure)[0]:
+        # Shown with real types only through JAX internals (abstract): a
+        # public path showing it with the stand-in is the better report.
         return None
     shown_on = tuple(dict.fromkeys(p for f in found for p in f.path.split("/")))
-    return dataclasses.replace(real, paths=shown_on), min(found, key=_public_first)
+    return dataclasses.replace(real, paths=shown_on), best
+
 
 
 def _public_first(failure) -> tuple:
-    """Failures on public paths first (``PUBLIC_RANK``), those needing JAX
-    internals last."""
+    """Failures on the ranked public paths first (``PUBLIC_RANK``), then
+    the other paths, those needing JAX internals last."""
     ranks = [paths.fact(p, "PUBLIC_RANK") if p in paths.having("PUBLIC_RANK") else
              (99 if p in paths.having("INTERNAL") else 50) for p in failure.path.split("/")]
     return max(ranks), failure.path
@@ -185,7 +191,7 @@ def _investigate(failure, sig, fid, *, minimize, verify, prelude) -> Finding:
                      "statements_before": len(case.body),
                      "statements_after": len(result.case.body)}
         case = result.case
-    if not crash and case is not None and (real := _with_real_types(case, root_cause(failure))):
+    if not crash and case is not None and (real := _with_real_types(case, failure)):
         # (its signature and id are the real program's, so that its regression
         # replays it; the stand-in's form is then an instance, by root cause)
         case, failure = real
