@@ -20,6 +20,7 @@ from jax.test_util import check_grads
 
 from fuzz import emit, ir, model, paths
 from fuzz.oracles.base import Comparison, OracleFailure, refused, same, show, side_by_side
+from fuzz.oracles.vmap_stack import function_source, tuple_source
 
 # The float dtypes whose refs grad-matches differentiates (bf16 and f16 round
 # too coarsely for finite differences).
@@ -36,48 +37,30 @@ def _differentiated(case: ir.Case) -> list[int]:
             if i in model.data_refs(case) and case.refs[i].kind in GRAD_DTYPES]
 
 
-# A reproducer's program as a function of the differentiated contents, after
-# the constants WRT and OUT `GradMismatch.comparison` writes.
-_OF_FLOATS = """
-def of_floats(*xs):
-    \"\"\"The program (under jax.jit) as a function of the float refs' initial contents.\"\"\"
-    f, args = function()
-    leaves, tree = jax.tree_util.tree_flatten(args)
-    for k, x in zip(WRT, xs):
-        leaves[k] = x
-    results = jax.jit(f)(*jax.tree_util.tree_unflatten(tree, leaves))
-    return tuple(results[k] for k in OUT)
-
-
-def contents():
-    f, args = function()
-    return tuple(jax.tree_util.tree_leaves(args)[k] for k in WRT)
-
-
-def shown(values):
-    return [np.asarray(v).tolist() for v in values]
-"""
-# Each way the oracle fails, as the two sides a reproducer compares (the
-# programs are linear in the contents: a central difference with a step of
-# 1 along ones is exact but for rounding).
+# Each way the oracle fails, as the two sides a reproducer compares, of
+# ``of_floats`` (the program under jax.jit as a function of the float refs'
+# initial contents, to their final contents) at ``X`` (those contents). The
+# programs are linear in the contents: a central difference with a step of 1
+# along ones is exact but for rounding.
+_ONES = "tuple(jnp.ones_like(x) for x in X)"
 _SIDES = {
-    "value": ("the plain call", "shown(of_floats(*contents()))", "shown({transform})"),
-    "tangents": ("jax.jvp", "shown(jax.jvp(of_floats, contents(), contents())[1])",
-                 "shown(jax.linearize(of_floats, *contents())[1](*contents()))"),
-    "fwd": ("finite differences", "shown((a - b) / 2 for a, b in zip("
-            "of_floats(*(x + 1 for x in contents())), of_floats(*(x - 1 for x in contents()))))",
-            "shown(jax.jvp(of_floats, contents(), tuple(np.ones_like(x) for x in contents()))[1])"),
+    "value": ("the plain call", "[v.tolist() for v in of_floats(*X)]",
+              "[v.tolist() for v in {transform}]"),
+    "tangents": ("jax.jvp", "[t.tolist() for t in jax.jvp(of_floats, X, X)[1]]",
+                 "[t.tolist() for t in jax.linearize(of_floats, *X)[1](*X)]"),
+    "fwd": ("finite differences", "[((a - b) / 2).tolist() for a, b in zip("
+            "of_floats(*(x + 1 for x in X)), of_floats(*(x - 1 for x in X)))]",
+            f"[t.tolist() for t in jax.jvp(of_floats, X, {_ONES})[1]]"),
     # Reverse mode against forward mode with no vmap (jax.jacfwd / jacrev
     # batch, and run_state has no batching rule): the dot-product test,
     # sum(vjp(ones)) against sum(jvp(ones)), both 1^T J 1.
-    "rev": ("jax.jvp", "[float(sum(np.sum(t) for t in jax.jvp(of_floats, contents(), "
-            "tuple(np.ones_like(x) for x in contents()))[1]))]",
-            "[float(sum(np.sum(g) for g in jax.vjp(of_floats, *contents())[1]("
-            "tuple(np.ones_like(y) for y in of_floats(*contents())))))]"),
+    "rev": ("jax.jvp", f"[float(sum(jnp.sum(t) for t in jax.jvp(of_floats, X, {_ONES})[1]))]",
+            "[float(sum(jnp.sum(g) for g in jax.vjp(of_floats, *X)[1]("
+            "tuple(jnp.ones_like(y) for y in of_floats(*X)))))]"),
 }
-_TRANSFORMED = {"jax.jvp": "jax.jvp(of_floats, contents(), contents())[0]",
-                "jax.linearize": "jax.linearize(of_floats, *contents())[0]",
-                "jax.vjp": "jax.vjp(of_floats, *contents())[0]"}
+_TRANSFORMED = {"jax.jvp": "jax.jvp(of_floats, X, X)[0]",
+                "jax.linearize": "jax.linearize(of_floats, *X)[0]",
+                "jax.vjp": "jax.vjp(of_floats, *X)[0]"}
 
 
 def _close(a, b) -> bool:
@@ -124,14 +107,16 @@ class GradMismatch(OracleFailure):
         else:
             (by, want, got), actual_by = _SIDES[mode], {"fwd": "jax.jvp", "rev": "jax.vjp"}[mode]
         refs, wrt = paths.unscoped(case), _differentiated(case)
+        names = [name for name, _ in paths.MODULES[path].results(case)]
         _, args = paths.load(case, path)["function"]()
         n = len(jax.tree_util.tree_leaves(args))
-        names = [name for name, _ in paths.MODULES[path].results(case)]
-        constants = (f"WRT = {[n - len(refs) + refs.index(i) for i in wrt]!r}  "
-                     "# the argument leaves differentiated: float refs' initial contents\n"
-                     f"OUT = {[names.index(f'r{i}') for i in wrt]!r}  # the results they end as\n")
-        sides = f"\n\ndef expected():\n    return {want}\n\n\ndef actual():\n    return {got}\n"
-        return Comparison(constants + _OF_FLOATS + sides, by, actual_by,
+        at = [n - len(refs) + refs.index(i) for i in wrt]   # the float refs' initial contents
+        program, leaves = function_source(case, path, at, [names.index(f"r{i}") for i in wrt],
+                                          name="of_floats")
+        source = (f"@jax.jit\n{program}X = ({tuple_source(leaves[k] for k in at)})"
+                  "  # the float refs' initial contents\n"
+                  f"\n\ndef expected():\n    return {want}\n\n\ndef actual():\n    return {got}\n")
+        return Comparison(source, by, actual_by,
                           tolerance=None if "value differs" in (self.shape or "") else 2e-3)
 
     @classmethod

@@ -8,6 +8,7 @@ some operands are batched, some not (the path's ``vmap_batches``).
 ``jax.empty_ref`` refuses even an unbatched write under vmap.)"""
 from __future__ import annotations
 
+import ast
 import dataclasses
 import itertools
 
@@ -73,47 +74,78 @@ def _element_inputs(leaves, other, batched, at, with_counts: bool) -> list:
     return [dyn, *(_plus_one(x) if b else x for x, b in zip(leaves[1:], batched[1:]))]
 
 
-# What vmap-stack runs, after the constants `VmapMismatch.comparison` writes.
-_SOURCE = """
-def expected():
-    \"\"\"The calls one by one, at each batch element of POINTS.\"\"\"
-    f, args = function()
-    tree = jax.tree_util.tree_structure(args)
-    return [[np.asarray(r).tolist() for r in f(*jax.tree_util.tree_unflatten(tree, x))]
-            for x in ELEMENTS]
+def function_source(case: ir.Case, path: str, params: list[int], results: list[int],
+                    name: str = "f") -> tuple[str, list[str]]:
+    """``path``'s program as a function ``name`` of some of its argument
+    leaves (``params``, their indices in ``function()``'s arguments
+    flattened; the others keep their values) to some of its results
+    (``results``, their indices), and the source of every leaf. A parameter
+    is named for the ref it fills (``x0`` for ``r0``; ``dyn``). The eager
+    path's program is written out (a ``jax.new_ref`` of each operand the
+    kernel uses around the kernel, then ``jax.freeze``) for a snippet to
+    merge with the kernel; another path's calls what its ``function()`` returns."""
+    text = paths.program(case, path)[0]
+    function = next(n for n in ast.parse(text).body
+                    if isinstance(n, ast.FunctionDef) and n.name == "function")
+    *before, returned = function.body[1:]   # (after its docstring)
+    call, args = returned.value.elts
+    leaves = list(_leaves(args))
+    sources = [ast.get_source_segment(text, leaf) for leaf in leaves]
+    named = {"DYN": "dyn", **{paths.initial_source(case, i): f"x{i}" for i in paths.unscoped(case)}}
+    names = [named.get(source, f"a{k}") for k, source in enumerate(sources)]
+    result_names = [n for n, _ in paths.MODULES[path].results(case)]
+    head = f"def {name}({', '.join(names[k] for k in params)}):\n"
+    if paths.fact(path, "CONTEXT") == "eager":
+        value = {names[k]: names[k] if k in params else sources[k] for k in range(len(leaves))}
+        made = {**({"dyn": "dyn"} if case.dynamic_values else {}),
+                **{f"r{i}": f"x{i}" for i in paths.unscoped(case)}}
+        out = "out" if "out" in (result_names[j] for j in results) else "jax.new_ref(jnp.zeros(OUT, jnp.int32))"
+        body = (f"    {', '.join(made)} = {', '.join(f'jax.new_ref({value[x]})' for x in made.values())}\n"
+                + ("    out = jax.new_ref(jnp.zeros(OUT, jnp.int32))\n" if out == "out" else "")
+                + f"    kernel({'dyn' if case.dynamic_values else 'jax.new_ref(DYN)'}, {out}, "
+                f"{', '.join(f'r{i}' for i in paths.unscoped(case))})\n"
+                f"    return {tuple_source(f'jax.freeze({result_names[j]})' for j in results)}\n")
+        return head + body, sources
+    lines = text.splitlines(keepends=True)
+    body = "".join("".join(lines[s.lineno - 1:s.end_lineno]) for s in before)
+    args = _rebuilt(args, iter(names[k] if k in params else None for k in range(len(leaves))))
+    body += f"    results = {ast.unparse(call)}({', '.join(ast.unparse(a) for a in args.elts)})\n"
+    body += ("    return results\n" if results == list(range(len(result_names))) else
+             f"    return {tuple_source(f'results[{j}]' for j in results)}\n")
+    return head + body, sources
 
 
-def actual():
-    \"\"\"The vmapped call on ELEMENTS stacked, each of POINTS taken back out.\"\"\"
-    # (stacked along IN_AXES, an operand batched at no level passed as it is;
-    # taken out along OUT_AXES)
-    f, args = function()
-    leaves, tree = jax.tree_util.tree_flatten(args)
-    g = f
-    for ins, outs in zip(IN_AXES, OUT_AXES):
-        g = jax.vmap(g, in_axes=jax.tree_util.tree_unflatten(tree, ins), out_axes=outs)
+def tuple_source(items) -> str:
+    """Source of a tuple of ``items`` (sources), as a return statement writes it."""
+    items = list(items)
+    return ", ".join(items) + ("," if len(items) == 1 else "")
 
-    def stacked(k, at=(), level=len(IN_AXES) - 1):
-        if level < 0:
-            return ELEMENTS[POINTS.index(at)][k]
-        if IN_AXES[level][k] is None:
-            return leaves[k]
-        return np.stack([stacked(k, (*at, b), level - 1) for b in range(2)],
-                        axis=IN_AXES[level][k])
-    results = jax.jit(g)(*jax.tree_util.tree_unflatten(
-        tree, [stacked(k) for k in range(len(leaves))]))
 
-    def element(r, at, axes):
-        x = np.asarray(r)
-        try:
-            for level, b in zip(reversed(range(len(at))), at):
-                x = np.moveaxis(x, axes[level], 0)[b]
-        except (np.exceptions.AxisError, IndexError):
-            return np.asarray(r).tolist()   # without the batch axes vmap promised: whole
-        return x.tolist()
-    return [[element(r, at, [o[j] for o in OUT_AXES]) for j, r in enumerate(results)]
-            for at in POINTS]
-"""
+def _leaves(node):
+    """The leaf nodes of a tuple expression (nested tuples' elements), in order."""
+    if isinstance(node, ast.Tuple):
+        for element in node.elts:
+            yield from _leaves(element)
+    else:
+        yield node
+
+
+def _rebuilt(node, names):
+    """Tuple expression ``node`` with each leaf the next of ``names`` names
+    (None: the leaf kept)."""
+    if isinstance(node, ast.Tuple):
+        return ast.Tuple([_rebuilt(element, names) for element in node.elts], ast.Load())
+    name = next(names)
+    return node if name is None else ast.Name(name, ast.Load())
+
+
+def _batch_axes(axes) -> tuple[int, ...]:
+    """Where the batch axes of vmap's levels (``axes``: each level's, innermost
+    first) end up in the array they batch, outermost first."""
+    at: list[int] = []
+    for a in axes:
+        at = [p + (p >= a) for p in at] + [a]
+    return tuple(reversed(at))
 
 
 class VmapMismatch(OracleFailure):
@@ -158,22 +190,48 @@ class VmapMismatch(OracleFailure):
 
     @classmethod
     def _comparison(cls, case: ir.Case, path: str, program: dict) -> Comparison:
-        """`comparison`, of ``program`` (``path``'s namespace, loaded once)."""
+        """`comparison`, of ``program`` (``path``'s namespace, loaded once):
+        the program as ``f`` of its batched operands (less ``dyn`` where the
+        kernel reads none) to its results (less ``out`` where it holds no
+        read), each side's results with their batch axes first, outermost first."""
         call, args = program["function"]()
         leaves = jax.tree_util.tree_leaves(args)
+        results = [n for n, _ in paths.MODULES[path].results(case)]
         ins, outs = vmap_axes(path, leaves, jax.eval_shape(call, *args))
+        batched = [k for k, a in enumerate(ins[0]) if a is not None]
+        params = [k for k in batched if k or case.dynamic_values or batched == [0]]
+        kept = [j for j, n in enumerate(results) if n != "out" or case.num_reads]
         points = list(itertools.product(range(2), repeat=LEVELS))   # (outer, ..., inner)
         other = jnp.asarray(paths.dyn(bumped(case)))
         elements = [_element_inputs(leaves, other, [a is not None for a in ins[0]], at,
                                     bool(model.counts_refs(case))) for at in points]
-        constants = (
-            f"IN_AXES = {ins!r}  # per vmap level, innermost first: each argument leaf's\n"
-            f"OUT_AXES = {outs!r}  # per level: each result's\n"
-            f"POINTS = {points!r}  # the batch elements, (outer, inner)\n"
-            "ELEMENTS = [  # each batch element's argument leaves\n" +
-            "".join(f"    [{', '.join(literal(x) for x in xs)}],\n" for xs in elements) + "]\n")
-        return Comparison(constants + _SOURCE, "the calls one by one",
-                          f"jax.vmap ({LEVELS} levels)")
+
+        def stacked(k, at=()):   # leaf k of the batch elements under ``at``, stacked
+            if len(at) == LEVELS:
+                return elements[points.index(at)][k]
+            return np.stack([stacked(k, (*at, b)) for b in range(2)],
+                            axis=ins[LEVELS - 1 - len(at)][k])
+        source, _ = function_source(case, path, params, kept)
+        in_at = tuple(_batch_axes([a[k] for a in ins]) for k in params)
+        out_at = tuple(_batch_axes([o[j] for o in outs]) for j in kept)
+        # Each level but the outermost named g, the outermost called under jax.jit.
+        vmap = [f"jax.vmap({'f' if level == 0 else 'g'}, "
+                f"in_axes={tuple(ins[level][k] for k in params)!r}, "
+                f"out_axes={tuple(outs[level][j] for j in kept)!r})" for level in range(LEVELS)]
+        first, batch = tuple(range(LEVELS)), ", ".join(["2"] * LEVELS)
+        source += (
+            f"ARGS = ({tuple_source(literal(stacked(k)) for k in params)})"
+            "  # f's operands, batch elements stacked\n"
+            "\n\ndef expected():   # f on each batch element, its results stacked\n"
+            f"    return [np.stack(rs).reshape({batch}, *np.shape(rs[0])).tolist() for rs in zip(*["
+            f"f(*(np.moveaxis(x, a, {first!r})[b] for x, a in zip(ARGS, {in_at!r}))) "
+            f"for b in np.ndindex({batch})])]\n"
+            "\n\ndef actual():   # jax.vmap of f, its results' batch axes moved first\n"
+            + "".join(f"    g = {v}\n" for v in vmap[:-1])
+            + f"    return [np.moveaxis(r, a, {first!r}).tolist() for r, a in zip("
+            f"jax.jit({vmap[-1]})(*ARGS), {out_at!r})]\n")
+        return Comparison(source, "the calls one by one",
+                          f"jax.vmap ({LEVELS} level{'s' * (LEVELS > 1)})")
 
     @classmethod
     def vmap_vs_stack(cls, case: ir.Case, path: str = "pallas_call") -> list[OracleFailure]:
@@ -185,7 +243,7 @@ class VmapMismatch(OracleFailure):
             expected = ran["expected"]()
         except Exception:  # noqa: BLE001 - the path itself reports it
             return []
-        how = comparison.source.split("\nPOINTS")[0]
+        how = comparison.source[comparison.source.index("def actual"):]
         try:
             batched = ran["actual"]()
         except Exception as e:  # noqa: BLE001

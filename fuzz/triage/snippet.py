@@ -2,10 +2,14 @@
 JAX issue as they are. Imports, the kernel, the call, its result printed,
 and one comment saying what happens and what should.
 
-It is the very program the reproducer runs (`fuzz.paths.program`), pressed:
-no comments, docstrings or blank lines, unused imports dropped, the kernel
-merged into the wrapper that calls it, ``run()`` and constants used once
-inlined, a nested function of one statement on one line. The reproducer itself, which
+It is the very program the reproducer runs (`fuzz.paths.program`, and an
+oracle's comparison: `fuzz.oracles.base.Comparison`), pressed: no comments,
+docstrings or blank lines; unused imports dropped, the plain ones on one
+line; functions and constants nothing uses dropped, and the parameters a
+function called once never reads (the kernel's ``dyn`` and ``out``, most
+often); the kernel merged into the wrapper that calls it; ``run()``,
+constants used once and functions that only return used once inlined; a
+nested function of one statement on one line. The reproducer itself, which
 checks the result and exits 1 while the bug is there, stays the report's
 attached ``.py``.
 
@@ -23,9 +27,9 @@ from fuzz.triage import releases
 
 _COMMENT = re.compile(r"\s+#\s.*$")
 _DOCSTRING = re.compile(r'^\s*"""[^"]*"""\s*$')
-# The kernel, and a wrapper (pallas_call's) that ends calling it.
+# The kernel, and a wrapper (pallas_call's, an oracle's function) that calls it.
 _KERNEL = re.compile(r"def kernel\(([^)]*)\):\n((?:(?:    .*)?\n)*?)(?=\S|\n\S)")
-_WRAPPER = re.compile(r"def (\w+)\(([^)]*)\):\n((?:    .*\n)*?)    kernel\(([^)]*)\)\n")
+_WRAPPER = re.compile(r"def (\w+)\(([^)]*)\):\n((?:    .*\n)*?)    kernel\((.*)\)\n")
 # A module constant, inlined where it is used once.
 _CONSTANT = re.compile(r"^([A-Z][A-Z0-9_]*) = ([\w.]*[(\[].*[)\]])$")
 # ``function()`` (the program and its arguments) and ``run()``, at the top level.
@@ -33,6 +37,7 @@ _FUNCTION = re.compile(r"def function\(\):\n((?:    .*\n|\n)*?)    return (.*)\n
 # (the paths' own run(), as `fuzz.paths.program` writes it, and the call it becomes)
 _RUN = {paths.RUN.strip(): "{f}{args}", paths.RUN_JIT.strip(): "jax.jit({f}){args}"}
 _IMPORTS = {"import numpy as np": r"\bnp\.",
+            "from jax.experimental import pallas as pl": r"\bpl\.",
             "from jax.experimental.pallas import tpu as pltpu": r"\bpltpu\.",
             "from jax.experimental.pallas import triton as plgpu": r"\bplgpu\.",
             "import json": r"\bjson\."}
@@ -58,8 +63,8 @@ def snippet(case: ir.Case, path: str, *, jit: bool = False, said: str = "",
                 run, f"print(*[x.tolist() for x in {call.format(f=f, args=args)}])")
     if "print(" not in text:
         text += "\nprint(run())\n"
-    text = _merged(text)
     x64 = "X64 = True" in text
+    text = _merged(_pruned(text))
     lines = []
     for line in text.splitlines():
         if line.lstrip().startswith("#") or _DOCSTRING.match(line) or not line.strip() \
@@ -70,9 +75,10 @@ def snippet(case: ir.Case, path: str, *, jit: bool = False, said: str = "",
             lines[-1] += line.strip()
         else:
             lines.append(line)
-    lines = _one_line_defs(_inlined(lines))
+    lines = _one_line_defs(_returns_inlined(_inlined(lines)))
     body = "\n".join(lines)
     kept = [line for line in lines if line not in _IMPORTS or re.search(_IMPORTS[line], body)]
+    kept = _imports_joined(kept)
     if x64:   # what the reproducer's enable_x64(X64) does, for the whole snippet
         kept.insert(next(i for i, line in enumerate(kept) if not line.startswith(("import", "from"))),
                     'jax.config.update("jax_enable_x64", True)')
@@ -82,16 +88,76 @@ def snippet(case: ir.Case, path: str, *, jit: bool = False, said: str = "",
 
 
 def _merged(text: str) -> str:
-    """``text`` with the kernel merged into the wrapper that ends calling it
-    with the kernel's own parameters, which then takes the kernel's name."""
+    """``text`` with the kernel merged into the wrapper that calls it with the
+    kernel's own parameters."""
     kernel, wrapper = _KERNEL.search(text), _WRAPPER.search(text)
     if not (kernel and wrapper) or len(re.findall(r"\bkernel\(", text)) != 2 or \
             [a.strip() for a in wrapper.group(4).split(",") if a.strip()] != \
-            [p.strip() for p in kernel.group(1).split(",")]:
+            [p.strip() for p in kernel.group(1).split(",") if p.strip()]:
         return text
-    merged = f"def kernel({wrapper.group(2)}):\n{wrapper.group(3)}{kernel.group(2).rstrip()}\n"
-    text = text.replace(kernel.group(0), "").replace(wrapper.group(0), merged)
-    return re.sub(rf"\b{wrapper.group(1)}\b", "kernel", text)
+    merged = f"def {wrapper.group(1)}({wrapper.group(2)}):\n{wrapper.group(3)}{kernel.group(2).rstrip()}\n"
+    return text.replace(kernel.group(0), "").replace(wrapper.group(0), merged)
+
+
+def _pruned(text: str) -> str:
+    """``text`` less what it never uses: each top-level function or
+    constant no other line names, and each parameter a function called once
+    never reads, with the argument that call passes it."""
+    while True:
+        tree = ast.parse(text)
+        lines = text.splitlines(keepends=True)
+        for node in tree.body:
+            first = min([node.lineno, *(d.lineno for d in getattr(node, "decorator_list", ()))])
+            rest = "".join(lines[:first - 1] + lines[node.end_lineno:])
+            if (name := _defined(node)) and not re.search(rf"\b{name}\b", rest):
+                text = rest
+                break
+        else:
+            dropped = next((d for node in tree.body if isinstance(node, ast.FunctionDef)
+                            if (d := _unread_dropped(text, tree, node))), None)
+            if dropped is None:
+                return text
+            text = dropped
+
+
+def _defined(node: ast.stmt) -> str | None:
+    """The name a top-level function or one-name assignment defines."""
+    if isinstance(node, ast.FunctionDef):
+        return node.name
+    if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
+        return node.targets[0].id
+    return None
+
+
+def _unread_dropped(text: str, tree: ast.Module, function: ast.FunctionDef) -> str | None:
+    """``text`` with ``function``'s parameters that its body never reads
+    dropped, and the arguments its one call (before any ``*args``) passes
+    them; None where there are none, or it is not called so."""
+    params = [a.arg for a in function.args.args]
+    read = {n.id for statement in function.body for n in ast.walk(statement) if isinstance(n, ast.Name)}
+    uses = [n for n in ast.walk(tree) if isinstance(n, ast.Name) and n.id == function.name]
+    calls = [n for n in ast.walk(tree) if isinstance(n, ast.Call) and n.func in uses]
+    if len(uses) != 1 or len(calls) != 1 or calls[0].keywords or function.args.vararg:
+        return None
+    call = calls[0]
+    plain = next((k for k, a in enumerate(call.args) if isinstance(a, ast.Starred)), len(call.args))
+    unread = [k for k, p in enumerate(params) if p not in read and k < plain]
+    if not unread:
+        return None
+    args = [ast.get_source_segment(text, a) for k, a in enumerate(call.args) if k not in unread]
+    text = _spliced(text, call, f"{function.name}({', '.join(args)})")
+    kept = ", ".join(p for k, p in enumerate(params) if k not in unread)
+    return re.sub(rf"^def {function.name}\([^)]*\):", f"def {function.name}({kept}):", text,
+                  count=1, flags=re.M)
+
+
+def _spliced(text: str, node: ast.AST, source: str) -> str:
+    """``text`` with ``node``'s source replaced by ``source``."""
+    starts = [0]
+    for line in text.splitlines(keepends=True):
+        starts.append(starts[-1] + len(line))
+    return (text[:starts[node.lineno - 1] + node.col_offset] + source
+            + text[starts[node.end_lineno - 1] + node.end_col_offset:])
 
 
 def _inlined(lines: list[str]) -> list[str]:
@@ -105,6 +171,33 @@ def _inlined(lines: list[str]) -> list[str]:
             lines[uses[0]] = name.sub(lambda _: m.group(2), lines[uses[0]])
             lines.remove(line)
     return lines
+
+
+def _returns_inlined(lines: list[str]) -> list[str]:
+    """``lines`` with each top-level function of no parameters that only
+    returns an expression, called once, put in the place of its call."""
+    for k in range(len(lines) - 2, -1, -1):
+        m = re.match(r"def (\w+)\(\):$", lines[k])
+        if not (m and lines[k + 1].startswith("    return ") and
+                (k + 2 == len(lines) or not lines[k + 2].startswith(" "))):
+            continue
+        call = f"{m.group(1)}()"
+        uses = [i for i, line in enumerate(lines)
+                if i != k and re.search(rf"\b{m.group(1)}\b", line)]
+        if len(uses) == 1 and lines[uses[0]].count(call) == 1:
+            lines[uses[0]] = lines[uses[0]].replace(call, lines[k + 1][len("    return "):])
+            del lines[k:k + 2]
+    return lines
+
+
+def _imports_joined(lines: list[str]) -> list[str]:
+    """``lines`` with its ``import x`` lines as one."""
+    plain = [line for line in lines if re.match(r"import [\w.]+( as \w+)?$", line)]
+    if len(plain) < 2:
+        return lines
+    at = lines.index(plain[0])
+    rest = [line for line in lines if line not in plain]
+    return [*rest[:at], "import " + ", ".join(line[len("import "):] for line in plain), *rest[at:]]
 
 
 def _one_line_defs(lines: list[str]) -> list[str]:
