@@ -186,6 +186,37 @@ def test_every_report_has_a_short_public_snippet_that_shows_its_bug_alone(findin
 
 
 
+# What a title may name, and how a snippet that shows it spells it.
+_NAMED = {
+    r"\bsignal": ("semaphore_signal",), r"\bwait\b": ("semaphore_wait", ".wait("),
+    r"semaphore_read": ("semaphore_read",), r"\bvmap\b": ("jax.vmap",),
+    r"checkpoint": ("jax.checkpoint",), r"custom_vmap": ("custom_vmap",),
+    r"custom_vjp": ("custom_vjp",), r"\bscan\b": ("lax.scan",),
+    r"while_loop|fori_loop": ("while_loop", "fori_loop"), r"pipeline": ("emit_pipeline",),
+    r"\bcopy\b|\bDMA\b|dma_start": ("make_async_copy", "make_async_remote_copy",
+                                     "emit_pipeline"),
+    r"addupdate": ("addupdate", "+="), r"TPU interpreter": ("InterpretParams",),
+    r"shard_map": ("shard_map",), r"run_state": ("run_state",),
+    r"debug[_ .](callback|print)": ("jax.debug",), r"\bjvp\b|forward-mode": ("jax.jvp",),
+    r"\bvjp\b|reverse-mode": ("jax.vjp", "jax.linearize", "jax.grad"),
+    r"pltpu\.store|masked store": ("pltpu.store",), r"pltpu\.load|masked load": ("pltpu.load",),
+    r"bitcast": ("bitcast",), r"reshape": ("reshape",), r"barrier semaphore": ("barrier",),
+}
+
+
+@pytest.mark.parametrize("finding_id", [p.values[0] for p in _filed_reports()])
+def test_what_a_title_names_is_what_its_snippet_calls(finding_id):
+    """A title that names a primitive or transformation (a signal, jax.vmap,
+    the TPU interpreter) has a snippet that calls it: a report titled
+    "ignores add=True on the TPU interpreter" once showed pallas_call
+    refusing add=True."""
+    title, text = _snippet_of(finding_id)
+    code = "\n".join(line for line in text.splitlines() if not line.lstrip().startswith("#"))
+    missing = [named for named, spellings in _NAMED.items()
+               if re.search(named, title) and not any(s in code for s in spellings)]
+    assert not missing, f"{title!r} names {missing}, which its snippet does not call:\n{text}"
+
+
 @pytest.mark.parametrize("actual, expected, comment", [
     ("results with avals [[[1], 'int32'], [[], 'int16']] and values [[0], 0]",
      "no error; results with avals [[[1], 'int32'], [[1], 'int16']]",

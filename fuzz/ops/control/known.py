@@ -544,8 +544,8 @@ KNOWN_FINDINGS: tuple[KnownFinding, ...] = (
         "custom-vmap-vjp-drops-ref-writes",
         "under jax.vjp or jax.linearize of a jitted function, a store to a "
         "closed-over jax.Ref inside a custom_vmap function is lost from the "
-        "primal result itself (r[...] = 0.0 there: f(x) is 0.0, jax.vjp(f, "
-        "x)[0] is x), while the plain call and jax.jvp are right; 0.10 refuses "
+        "primal result itself; the plain call and forward mode are right "
+        "(r[...] = 0.0 there: f(x) is 0.0, jax.vjp(f, x)[0] is x). 0.10 refuses "
         "the program (effects error). A silent wrong value",
         symptoms=(("grad-matches", r"^rev: the value of .* under jax\.(linearize|vjp) differs "
                                    r"from the plain call's$"),),
