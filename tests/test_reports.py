@@ -10,6 +10,7 @@ import jax
 import pytest
 
 from fuzz import cli, exits
+from fuzz.suppressions import known_findings
 from fuzz.suppressions.known_findings import BY_ID
 from fuzz.triage import corpus, filing, findings, render, reports, reproducer, snippet
 from hunting import known_failure
@@ -121,6 +122,21 @@ def test_report_cli_files_a_case_and_counts_it_again(tmp_path, capsys):
             "--reports-dir", str(tmp_path / "r"), regression]
     assert cli.main(args) == exits.EXIT_OK and "NEW" in capsys.readouterr().out
     assert cli.main(args) == exits.EXIT_OK and "hits 2" in capsys.readouterr().out
+
+
+def test_report_known_files_the_entries_named_and_refuses_an_unknown_one(tmp_path, capsys):
+    """`report --known IDS`: one report per root cause, the entries named
+    only; a name that is no live known finding is a one-line error, exit 2."""
+    dirs = ["--corpus-dir", str(tmp_path / "c"), "--reports-dir", str(tmp_path / "r")]
+    assert cli.main(["report", "--known", "no-such-entry", *dirs]) == exits.EXIT_ERROR
+    assert "not a known finding live on this JAX: no-such-entry" in capsys.readouterr().err
+    wanted = "static-index-out-of-bounds-accepted"
+    if wanted not in {k.id for k in known_findings.KNOWN}:
+        pytest.skip(f"{wanted} is not live on this JAX")
+    assert cli.main(["report", "--known", wanted, "--no-verify", "--no-minimize", *dirs]) == 0
+    (record,) = reports.records(tmp_path / "r")
+    assert record["known"] == wanted and record["releases"]["affected"]["summary"]
+    assert "unclear or missing error" in (tmp_path / "r" / reports.INDEX).read_text()
 
 
 def _filed_reports():

@@ -5,10 +5,10 @@
   does not (a seed fails, or a regression is fixed / fails otherwise).
 - ``minimize FILE``: the smallest case that fails like FILE's case. Exit 0,
   or 1 when the case does not fail.
-- ``report FILE | --all | --known``: file FILE's failures as findings; or
-  re-check every regression on this JAX and rewrite all reports; or file every
-  known finding. Exit 0, or 1 when FILE does not fail / (--all) a regression
-  is fixed in this JAX.
+- ``report FILE | --all | --known [IDS]``: file FILE's failures as findings;
+  or re-check every regression on this JAX and rewrite all reports; or file
+  every known finding live on this JAX (or those named). Exit 0, or 1 when
+  FILE does not fail / (--all) a regression is fixed in this JAX.
 Exit 2 for a bad file or bad usage, with one line on stderr.
 """
 from __future__ import annotations
@@ -33,8 +33,10 @@ def add_commands(sub) -> None:
     which.add_argument("file", nargs="?", metavar="FILE", help="a corpus JSON file or bare case")
     which.add_argument("--all", action="store_true",
                        help="re-check every regression on this JAX; rewrite all reports and the index")
-    which.add_argument("--known", action="store_true",
-                       help="file the example of every known finding (fuzz/suppressions/known_findings.py)")
+    which.add_argument("--known", nargs="?", const="", metavar="IDS",
+                       help="file the example of every known finding live on this JAX "
+                            "(fuzz/suppressions/known_findings.py), or of those named "
+                            "(comma-separated ids)")
     p.add_argument("--corpus-dir", default="corpus", help="default: corpus")
     p.add_argument("--reports-dir", default="reports", help="default: reports")
     p.add_argument("--no-minimize", action="store_true", help="file the case as it is")
@@ -131,7 +133,7 @@ def _say(finding, new: bool) -> None:
 def _report(args) -> int:
     if args.all:
         return _report_all(args)
-    if args.known:
+    if args.known is not None:
         return _report_known(args)
     from fuzz import oracles  # heavy: kept out of CLI start-up
     from fuzz.triage import corpus, filing, findings  # heavy: kept out of CLI start-up
@@ -152,7 +154,14 @@ def _report_known(args) -> int:
     from fuzz.triage import bisect, filing, reports  # heavy: kept out of CLI start-up
     # An entry whose root cause another shares (`same_as`) after that one,
     # so that it is counted in that one's report.
+    wanted = set(filter(None, args.known.split(",")))
+    if unknown := wanted - {k.id for k in known_findings.KNOWN}:
+        print(f"discharge-fuzz: error: not a known finding live on this JAX: "
+              f"{', '.join(sorted(unknown))}", file=sys.stderr)
+        return EXIT_ERROR
     for k in sorted(known_findings.KNOWN, key=lambda k: bool(k.same_as)):
+        if wanted and k.id not in wanted:
+            continue
         report = oracles.check(k.example)
         hits = [f for f in report.failures if known_findings.match(f, report.failures) is k]
         if not hits:
@@ -164,6 +173,7 @@ def _report_known(args) -> int:
             reports.add_releases(args.reports_dir, finding.id, measured)
         _say(finding, new)
     reports.write_index(args.reports_dir)
+    reports.write_release_matrix(args.reports_dir)
     return EXIT_OK
 
 

@@ -278,7 +278,9 @@ def write_release_matrix(reports_dir) -> None:
         return
     columns = releases.ordered({v for r in bisected for v in r["releases"]["releases"]})
     rows = ["# Affected JAX releases", "",
-            "Written by `discharge-fuzz bisect`: each finding's reproducer on each release. "
+            "Written by `discharge-fuzz bisect` (each finding's reproducer on each release) "
+            "and `report --known` (a known finding's example, as `bisect --suppressions` "
+            "measured it). "
             "*bad*: it reproduces; *good*: fixed (or not yet there); *other*: fails another "
             "way; *n/a*: the release cannot run it.", "",
             "| finding | range | " + " | ".join(columns) + " |",

@@ -403,7 +403,8 @@ KNOWN_FINDINGS: tuple[KnownFinding, ...] = (
                                        r"ValueError: Out of bound slice: start=\d+, dim=\d+)")),
         trigger=lambda case, k: isinstance(case.statements[k], Pipeline) and any(
             0 in case.refs[r].shape[1:] for r in case.statements[k].xs),
-        example=ir.Case((ir.Ref("float32", (1, 0)),), (Pipeline(1, (0,), ()),), ("pallas_call",)),
+        example=ir.Case((ir.Ref("float32", (1, 0)),), (Pipeline(1, (0,), (), inline=True),),
+                        ("pallas_call",)),
         severity=CRASH),
     KnownFinding(
         "emit-pipeline-scalar-block",
