@@ -1,0 +1,92 @@
+# Reproducer for discharge-fuzz finding grad-matches-any-c19a09bc.
+# Runs the kernel below on the `eager` path and compares the result with what
+# a correct JAX gives. Exit status: 1 = the bug reproduces, 0 = it does not.
+# discharge-fuzz case (schema 6) on path `eager`.
+import json
+import jax
+import jax.numpy as jnp
+import numpy as np
+from jax.experimental import pallas as pl
+from jax.experimental.pallas import tpu as pltpu
+from jax.experimental.pallas import triton as plgpu
+
+X64 = False  # run() under enable_x64(X64): whether 64-bit dtypes exist
+DYN = jnp.array([0], dtype=jnp.int32)  # dynamic operands, in body order
+OUT = (1,)  # one int32 slot per semaphore read
+
+def kernel(dyn, out, r0):
+    def wrap0():
+        r0[...] = (jax.lax.iota(jnp.int32, 1).reshape(()) + 1).astype(jnp.float32)
+    wrap0 = jax.custom_batching.custom_vmap(wrap0)
+    wrap0.def_vmap(lambda axis_size, in_batched: (wrap0(), None))
+    wrap0()
+
+def program(dyn, x0):
+    refs = [jax.new_ref(x) for x in (x0,)]
+    out = jax.new_ref(jnp.zeros(OUT, jnp.int32))
+    kernel(jax.new_ref(dyn), out, *refs)
+    return (jax.freeze(out), *[jax.freeze(r) for r in refs])
+
+
+def function():
+    """The program as a function, and its arguments."""
+    return program, (DYN, (jax.lax.iota(jnp.int32, 1).reshape(()) % 7 + 1).astype(jnp.float32), )
+
+def run():
+    f, args = function()
+    return f(*args)
+
+def observe():
+    """What running the kernel gives: its result avals and values, or the error."""
+    try:
+        with jax.enable_x64(X64):
+            results = run()
+    except Exception as e:
+        return {"error": type(e).__name__, "message": str(e).strip().splitlines()[0] if str(e).strip() else "",
+                "mro": [c.__name__ for c in type(e).__mro__], "text": str(e)}
+    return {"avals": [[list(r.shape), str(jnp.dtype(r.dtype))] if hasattr(r, "shape")
+                      else [[], "python " + type(r).__name__] for r in results],
+            "values": [np.asarray(r).tolist() for r in results if not isinstance(r, jax.ShapeDtypeStruct)]}
+
+
+EXPECTED_BY = 'jax.jvp'
+ACTUAL_BY = 'jax.vjp'
+TOLERANCE = 0.002  # numbers this close are equal (None: exactly)
+@jax.jit
+def of_floats(x0):
+    r0 = jax.new_ref(x0)
+    kernel(jax.new_ref(DYN), jax.new_ref(jnp.zeros(OUT, jnp.int32)), r0)
+    return jax.freeze(r0),
+X = ((jax.lax.iota(jnp.int32, 1).reshape(()) % 7 + 1).astype(jnp.float32),)  # the float refs' initial contents
+
+
+def expected():
+    return [float(sum(jnp.sum(t) for t in jax.jvp(of_floats, X, tuple(jnp.ones_like(x) for x in X))[1]))]
+
+
+def actual():
+    return [float(sum(jnp.sum(g) for g in jax.vjp(of_floats, *X)[1](tuple(jnp.ones_like(y) for y in of_floats(*X)))))]
+
+
+def main():
+    with jax.enable_x64(X64):
+        want = expected()
+        try:
+            got = actual()
+        except Exception as e:   # the side that raises shows the bug too
+            got = f"raises {type(e).__name__}: " + (str(e).strip().splitlines() or [""])[0]
+    print(f"actual:   by {ACTUAL_BY}: {got}")
+    print(f"expected: by {EXPECTED_BY}: {want}")
+    if TOLERANCE is None or isinstance(got, str):
+        bug = got != want
+    else:   # (np.allclose of each pair of results)
+        bug = len(got) != len(want) or not all(
+            np.shape(a) == np.shape(b) and np.allclose(a, b, rtol=TOLERANCE, atol=TOLERANCE)
+            for a, b in zip(got, want))
+    print(f"BUG: {ACTUAL_BY} differs from {EXPECTED_BY}" if bug else "OK: JAX behaves as expected")
+    print(json.dumps({"reproduced": bug, "error": None}))
+    raise SystemExit(1 if bug else 0)
+
+
+if __name__ == "__main__":
+    main()
