@@ -9,6 +9,7 @@
                         median time to expose each known finding over SEEDS
                         campaigns (default 3) of SECONDS each, seeds 0, 1, ...
     python -m fuzz.bench_campaign rediscover BUDGET SEEDS [--releases R1,R2,...]
+                        [--strategies S1,S2] (fuzz.campaign.STRATEGIES; e.g. swarm,invalid)
                         the rediscovery benchmark (fuzz/rediscovery.py): on each
                         release (default: the newest, for the live bugs, and the
                         fewest older ones on which every fixed bug lives), SEEDS
@@ -117,24 +118,26 @@ def exposure(seconds, seeds=3):
                           "exposed": f"{sum(fid in r for r in runs)}/{seeds}", "each_s": times}))
 
 
-def _exposed_here(seconds, seed):
+def _exposed_here(seconds, seed, strategies=None):
     """One campaign on the running JAX (run by `_campaign_on` in a release's
     environment): each known finding's first hit, as one line of JSON."""
-    s = campaign(seconds, workers=2, seed=seed, minimize=False)
+    s = campaign(seconds, workers=2, seed=seed, minimize=False,
+                 **({"strategies": strategies} if strategies else {}))
     print(json.dumps({"jax": jax.__version__, "cases": s["cases"], "seconds": s["seconds"],
                       "exposure": {x["id"]: x["t"] for x in s["exposure"] if x["kind"] == "known"},
                       "new": sorted(x["id"] for x in s["exposure"] if x["kind"] == "new"),
                       "errors": s.get("errors", [])}))
 
 
-def _campaign_on(release, seconds, seed) -> dict:
+def _campaign_on(release, seconds, seed, strategies=None) -> dict:
     """`_exposed_here` run in ``release``'s environment (this interpreter's
     where it runs that release), this checkout on its path."""
     python = (sys.executable if jax.__version__ == release
               else releases.environment(release).python)
     with tempfile.TemporaryDirectory(prefix="discharge-fuzz-rediscover-") as tmp:
         proc = subprocess.run([python, "-m", "fuzz.bench_campaign", "rediscover-one",
-                               str(seconds), str(seed)], cwd=tmp, capture_output=True, text=True,
+                               str(seconds), str(seed), *([",".join(strategies)] if strategies else [])],
+                              cwd=tmp, capture_output=True, text=True,
                               env={**os.environ, "PYTHONPATH": str(ROOT)},
                               timeout=seconds + 600)
     try:
@@ -147,7 +150,7 @@ def _campaign_on(release, seconds, seed) -> dict:
     return answer
 
 
-def rediscover(seconds, seeds, wanted=None):
+def rediscover(seconds, seeds, wanted=None, strategies=None):
     """The rediscovery benchmark: see the module's docstring and
     fuzz/rediscovery.py. A first hit later than the budget (the workers'
     last cases) counts as a miss."""
@@ -155,14 +158,15 @@ def rediscover(seconds, seeds, wanted=None):
     trials = {b.id: [] for b in rediscovery.CATALOGUE}
     for release in run_on:
         here = rediscovery.living_on(release)
-        runs = [_campaign_on(release, seconds, seed) for seed in range(seeds)]
+        runs = [_campaign_on(release, seconds, seed, strategies) for seed in range(seeds)]
         hits = {b.id: [r["exposure"].get(b.id) for r in runs] for b in here}
         hits = {i: [t if t is not None and t <= seconds else None for t in ts]
                 for i, ts in hits.items()}
         for i, ts in hits.items():
             trials[i] += ts
         print(json.dumps({
-            "release": release, "seeds": seeds, "cases": [r["cases"] for r in runs],
+            "release": release, "seeds": seeds, "strategies": strategies or "default",
+            "cases": [r["cases"] for r in runs],
             "seconds": [r["seconds"] for r in runs],
             "bugs_living_here": {"fixed": sum(b.kind == "fixed" for b in here),
                                  "live": sum(b.kind == "live" for b in here)},
@@ -255,18 +259,22 @@ def orphans(kills=10, after_s=3.0, within_s=5.0):
 def main(argv=None):
     argv, write_docs = take_flag(argv or sys.argv[1:])
     if argv[:1] == ["rediscover-one"]:   # one campaign of `rediscover`, in a release's environment
-        return _exposed_here(float(argv[1]), int(argv[2]))
+        return _exposed_here(float(argv[1]), int(argv[2]), argv[3].split(",") if len(argv) > 3 else None)
     which = argv[0] if argv else "throughput"
     seconds = float(argv[1]) if len(argv) > 1 else 60.0
     with recording(f"bench_campaign_{which}", write_docs, "fuzz.bench_campaign", argv):
         if which == "orphans":
             return orphans(int(argv[1]) if len(argv) > 1 else 10)
         if which == "rediscover":
-            at = argv.index("--releases") if "--releases" in argv else len(argv)
-            wanted = argv[at + 1].split(",") if at + 1 < len(argv) else None
-            rest = argv[:at]
+            rest, options, words = [], {}, iter(argv)
+            for word in words:   # (--releases R1,R2 and --strategies S1,S2 anywhere)
+                if word in ("--releases", "--strategies"):
+                    options[word] = next(words, "").split(",")
+                else:
+                    rest.append(word)
             return rediscover(float(rest[1]) if len(rest) > 1 else 60.0,
-                              int(rest[2]) if len(rest) > 2 else 3, wanted)
+                              int(rest[2]) if len(rest) > 2 else 3,
+                              options.get("--releases"), options.get("--strategies"))
         if which == "exposure":
             return exposure(seconds, int(argv[2]) if len(argv) > 2 else 3)
         {"throughput": throughput, "modes": modes, "memory": memory}[which](seconds)

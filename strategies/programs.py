@@ -320,6 +320,25 @@ def programs(draw, *, kinds=ir.SEMAPHORE_KINDS, shapes=None, max_semaphores=3,
     return ir.Case((*refs, *new), body, tuple(paths), x64=x64, devices=devices)
 
 
+@st.composite
+def swarm_programs(draw, **options):
+    """`programs` under swarm testing (Groce et al., ISSTA 2012): each case
+    first draws which statement kinds and view transforms it may use (each
+    kept with even odds, at least one of each), so that a kind that crowds
+    out another in most cases is left out in some, and rare combinations
+    get whole cases of their own. Shrinks towards fewer kinds."""
+    return draw(programs(ops=draw(_kept(all_ops())), transforms=draw(_kept(TRANSFORM_KINDS)),
+                         **options))
+
+
+@st.composite
+def _kept(draw, features):
+    """Each of ``features`` kept on a coin flip (the first kept if none is)."""
+    kept = tuple(f for f, keep in zip(features, draw(st.lists(
+        st.booleans(), min_size=len(features), max_size=len(features)))) if keep)
+    return kept or features[:1]
+
+
 # --- invalid programs: a valid program plus one deliberate mistake ----------
 
 MISTAKES = tuple(mistake_table())

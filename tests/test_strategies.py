@@ -5,8 +5,9 @@ from hypothesis import Phase, find, given, settings, strategies as st
 from hypothesis.errors import InvalidArgument
 
 from fuzz import ir, ops
+from fuzz.triage import minimize
 from fuzz.ops.semaphore import Read, Signal, Wait
-from strategies.programs import MISTAKES, invalid_programs, programs
+from strategies.programs import MISTAKES, invalid_programs, programs, swarm_programs
 from strategies.semaphores import semaphore_shapes, semaphores
 from strategies.transforms import transform_chains
 
@@ -133,3 +134,10 @@ def test_debug_inspection_of_a_ref_occurs():
     from fuzz.ops.ref import Inspect
     _find(programs(max_semaphores=0), lambda c: any(
         isinstance(s, Inspect) and s.via == "print" for s in c.statements))
+
+
+@settings(max_examples=20, deadline=None)
+@given(swarm_programs())
+def test_swarm_programs_are_valid_programs(case):
+    assert case.valid and not minimize.mistakes(case)
+

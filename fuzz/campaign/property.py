@@ -16,7 +16,8 @@ from hypothesis import HealthCheck, Phase, given, seed as hseed, settings, strat
 
 from fuzz import oracles
 from fuzz.triage import corpus, findings
-from strategies.programs import invalid_programs, programs
+from fuzz.campaign import STRATEGIES
+from strategies.programs import invalid_programs, programs, swarm_programs
 
 
 @dataclass
@@ -100,9 +101,10 @@ _SLOW_OK = [HealthCheck.too_slow, HealthCheck.data_too_large, HealthCheck.filter
 
 def campaign_test(body, strategy_names, *, database, max_examples: int, phases):
     """The Hypothesis test a campaign worker runs, in both of its modes:
-    ``body(case)`` over valid and/or invalid programs (``strategy_names``).
+    ``body(case)`` over valid, invalid and/or swarm programs (``strategy_names``:
+    `STRATEGIES`).
     One test, so Hypothesis and atheris share its database entries."""
-    make = {"valid": programs, "invalid": invalid_programs}
+    make = dict(zip(STRATEGIES, (programs, invalid_programs, swarm_programs)))
 
     @settings(max_examples=max_examples, deadline=None, database=database,
               report_multiple_bugs=True, print_blob=False, phases=phases,

@@ -7,6 +7,7 @@ import os
 import re
 import sys
 
+from fuzz.campaign import STRATEGIES
 from fuzz.campaign.workers import load_hook
 from fuzz.exits import EXIT_ERROR
 
@@ -54,7 +55,8 @@ def add(sub) -> None:
     a("--paths", type=_names, default=None, help="comma-separated discharge paths (default all)")
     a("--oracles", type=_names, default=None, help="comma-separated oracles to report (default all)")
     a("--strategies", type=_names, default=["valid", "invalid"],
-      help="comma-separated: valid, invalid (default both)")
+      help="comma-separated: valid, invalid, swarm (valid programs, each of a drawn "
+           "subset of statement kinds and transforms); default valid,invalid")
     a("--database", default=os.path.join("corpus", "db"),
       help="example database: a directory or redis://host:port/db (default corpus/db)")
     a("--corpus", default="corpus", help="corpus directory (default corpus)")
@@ -97,8 +99,9 @@ def _oracle_names() -> set[str]:
 def _check(args) -> str | None:
     """The first thing wrong with the flags, as one line, or None."""
     from fuzz import ir  # numpy: kept out of CLI start-up
-    if bad := [s for s in args.strategies if s not in ("valid", "invalid")] or not args.strategies:
-        return f"--strategies must name valid and/or invalid, got {','.join(bad or ['nothing'])}"
+    if bad := [s for s in args.strategies if s not in STRATEGIES] or not args.strategies:
+        return (f"--strategies must name some of {', '.join(STRATEGIES)}, "
+                f"got {','.join(bad or ['nothing'])}")
     if args.paths is not None and (bad := [p for p in args.paths if p not in ir.PATHS] or not args.paths):
         return f"--paths: unknown path {bad[0] if bad else '(none)'!r}; known: {', '.join(ir.PATHS)}"
     if args.oracles is not None:

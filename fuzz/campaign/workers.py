@@ -43,7 +43,7 @@ class WorkerConfig:
     generation: int
     mode: str                        # "hypothesis" | "atheris"
     seed: int
-    strategies: list[str]
+    strategies: list[str]   # some of `fuzz.campaign.STRATEGIES`
     state_dir: str
     corpus_dir: str
     reports_dir: str
