@@ -70,9 +70,16 @@ _NUMBER = re.compile(r"(?<![A-Za-z_\d])-?\d+")  # not the 16 of int16
 _NUMBER_RUN = re.compile(r"N(?:\s*,\s*N)*(?:,(?=\s*[)\]]))?")   # (2,) and (2, 3) alike: any rank
 
 
+# JAX lists the dtypes a primitive accepts in set order, which changes from
+# process to process ("subtypes of integer, floating, complexfloating").
+_SUBTYPES = re.compile(r"(subtypes of )(\w+(?:, \w+)+)")
+
+
 def normalize(message: str) -> str:
-    """``message`` with addresses, ref names, numbers and shapes made generic."""
-    text = _ADDRESS.sub("ADDR", message)
+    """``message`` with addresses, ref names, numbers and shapes made
+    generic, and lists JAX writes in no fixed order sorted."""
+    text = _SUBTYPES.sub(lambda m: m[1] + ", ".join(sorted(m[2].split(", "))), message)
+    text = _ADDRESS.sub("ADDR", text)
     text = _REF_NAME.sub("sN", text)
     text = _NUMBER.sub("N", text)
     return _NUMBER_RUN.sub("N", text).strip()

@@ -1,4 +1,4 @@
-# Reproducer for discharge-fuzz finding valid-runs-addupdate-925e0456.
+# Reproducer for discharge-fuzz finding valid-runs-addupdate-a3e8946c.
 # Runs the kernel below on the `run_state` path and compares the result with what
 # a correct JAX gives. Exit status: 1 = the bug reproduces, 0 = it does not.
 # discharge-fuzz case (schema 6) on path `run_state`.
