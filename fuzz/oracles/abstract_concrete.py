@@ -3,8 +3,8 @@ evaluation promised, and each value's aval against NumPy's ``arr[idx]`` of
 the same index."""
 from __future__ import annotations
 
-from fuzz import ir
-from fuzz.oracles.base import OracleFailure, fmt
+from fuzz import emit, ir, model, paths
+from fuzz.oracles.base import Comparison, OracleFailure, fmt, literal
 
 
 class AbstractConcreteMismatch(OracleFailure):
@@ -50,3 +50,31 @@ class AbstractConcreteMismatch(OracleFailure):
                     f"the value of {stmt.tag} is {fmt(got)}; NumPy's arr[idx] of the same "
                     f"view is {fmt(want)}"), statement=k))
         return found
+
+    def comparison(self, case: ir.Case, path: str):
+        """A value's wrong shape, shown through public API: the same index
+        on a ``jax.new_ref`` (its shape under ``jax.eval_shape``) against
+        NumPy's on the array. Only for a view that is one static index (a
+        path that runs refs as values); None otherwise."""
+        if not self.message.startswith("the value of ") or \
+                paths.fact(path, "CONTEXT") not in ("refs", "eager"):
+            return None
+        for stmt in case.statements:
+            view = getattr(stmt, "view", None)
+            if not stmt.produces_value or view is None or not _one_static_index(view):
+                continue
+            index = emit.Source(case).indexer(view.transforms[0])   # (slices as slice())
+            return Comparison(
+                f"X = {literal(model.initial(case, view.ref))}\n"
+                f"IDX = {index}\n\n\n"
+                "def expected():\n    return list(X[IDX].shape)\n\n\n"
+                "def actual():\n"
+                "    return list(jax.eval_shape(lambda x: jax.new_ref(x)[IDX], X).shape)\n",
+                "NumPy's x[idx]", "jax.new_ref(x)[idx]")
+        return None
+
+
+def _one_static_index(view: ir.View) -> bool:
+    return len(view.transforms) == 1 and isinstance(view.transforms[0], ir.At) and all(
+        not getattr(i, "dynamic", False) and not isinstance(i, (ir.Ds, ir.MeshIndex))
+        for i in view.transforms[0].indices)

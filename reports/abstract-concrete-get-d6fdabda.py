@@ -1,0 +1,77 @@
+# Reproducer for discharge-fuzz finding abstract-concrete-get-d6fdabda.
+# Runs the kernel below on the `run_state` path and compares the result with what
+# a correct JAX gives. Exit status: 1 = the bug reproduces, 0 = it does not.
+# discharge-fuzz case (schema 6) on path `run_state`.
+import json
+import jax
+import jax.numpy as jnp
+import numpy as np
+from jax.experimental import pallas as pl
+from jax.experimental.pallas import tpu as pltpu
+from jax.experimental.pallas import triton as plgpu
+
+X64 = False  # run() under enable_x64(X64): whether 64-bit dtypes exist
+DYN = jnp.array([0], dtype=jnp.int32)  # dynamic operands, in body order
+OUT = (1,)  # one int32 slot per semaphore read
+
+def kernel(dyn, out, r0):
+    v0 = r0[:, 0, ..., np.array([0, 0, 0], dtype=np.int32)]
+
+def function():
+    """The program as a function, and its arguments."""
+    return pl.run_state(lambda refs: kernel(*refs)), ((DYN, jnp.zeros(OUT, jnp.int32), (jax.lax.iota(jnp.int32, 1).reshape((1, 1, 1)) % 7 + 1).astype(jnp.int32), ),)
+
+def run():
+    f, args = function()
+    return f(*args)
+
+def observe():
+    """What running the kernel gives: its result avals and values, or the error."""
+    try:
+        with jax.enable_x64(X64):
+            results = run()
+    except Exception as e:
+        return {"error": type(e).__name__, "message": str(e).strip().splitlines()[0] if str(e).strip() else "",
+                "mro": [c.__name__ for c in type(e).__mro__], "text": str(e)}
+    return {"avals": [[list(r.shape), str(jnp.dtype(r.dtype))] if hasattr(r, "shape")
+                      else [[], "python " + type(r).__name__] for r in results],
+            "values": [np.asarray(r).tolist() for r in results if not isinstance(r, jax.ShapeDtypeStruct)]}
+
+
+EXPECTED_BY = "NumPy's x[idx]"
+ACTUAL_BY = 'jax.new_ref(x)[idx]'
+TOLERANCE = None  # numbers this close are equal (None: exactly)
+X = np.asarray([[[1]]], jnp.dtype('int32'))
+IDX = (slice(None, None, None), 0, ..., np.array([0, 0, 0], dtype=np.int32))
+
+
+def expected():
+    return list(X[IDX].shape)
+
+
+def actual():
+    return list(jax.eval_shape(lambda x: jax.new_ref(x)[IDX], X).shape)
+
+
+def main():
+    with jax.enable_x64(X64):
+        want = expected()
+        try:
+            got = actual()
+        except Exception as e:   # the side that raises shows the bug too
+            got = f"raises {type(e).__name__}: " + (str(e).strip().splitlines() or [""])[0]
+    print(f"actual:   by {ACTUAL_BY}: {got}")
+    print(f"expected: by {EXPECTED_BY}: {want}")
+    if TOLERANCE is None or isinstance(got, str):
+        bug = got != want
+    else:   # (np.allclose of each pair of results)
+        bug = len(got) != len(want) or not all(
+            np.shape(a) == np.shape(b) and np.allclose(a, b, rtol=TOLERANCE, atol=TOLERANCE)
+            for a, b in zip(got, want))
+    print(f"BUG: {ACTUAL_BY} differs from {EXPECTED_BY}" if bug else "OK: JAX behaves as expected")
+    print(json.dumps({"reproduced": bug, "error": None}))
+    raise SystemExit(1 if bug else 0)
+
+
+if __name__ == "__main__":
+    main()
