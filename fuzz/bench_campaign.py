@@ -18,6 +18,9 @@
                         time to exposure over its trials (the campaigns on the
                         releases it lives on; a miss counts as BUDGET) and how
                         many exposed it
+    python -m fuzz.bench_campaign swarm BUDGET SEEDS [--releases R1,...]
+                        rediscover with the default strategies, then with swarm
+                        (swarm,invalid), same seeds and releases (default: the newest)
     python -m fuzz.bench_campaign orphans [KILLS]
                         `kill -9` of a 2-worker campaign's supervisor KILLS
                         times (default 10), each at a random moment: how many
@@ -185,17 +188,38 @@ def rediscover(seconds, seeds, wanted=None, strategies=None):
             rows.append((b.kind, median, b.id, len(ts), sum(t is not None for t in ts)))
     for kind, median, fid, n, k in sorted(rows):
         print(f"{kind:<6}{fid:<56}{n:>7}{median:>10.1f}{f'{k}/{n}':>9}")
+    summary = {}
     for kind in ("fixed", "live"):
         every = [b for b in rediscovery.CATALOGUE if b.kind == kind]
         run = [r for r in rows if r[0] == kind]
-        print(json.dumps({
+        summary[kind] = {
             "kind": kind, "bugs": len(every), "run": len(run),
             "not_run": sorted(b.id for b in every if not trials[b.id]),
             "exposed_in_some_trial": sum(r[4] > 0 for r in run),
             "share_exposed": round(sum(r[4] > 0 for r in run) / len(run), 2) if run else None,
             "share_of_trials_exposing": round(sum(r[4] for r in run) / sum(r[3] for r in run), 2)
             if run else None,
-            "median_of_medians_s": statistics.median(r[1] for r in run) if run else None}))
+            "median_of_medians_s": statistics.median(r[1] for r in run) if run else None}
+        print(json.dumps(summary[kind]))
+    return summary
+
+
+def swarm(seconds, seeds, wanted=None):
+    """Swarm testing (``--strategies swarm,invalid``) against the default
+    draws on the rediscovery benchmark, side by side: the same releases
+    (default: the newest only) and seeds, one after the other."""
+    wanted = wanted or [rediscovery.NEWEST]
+    results = {}
+    for name, strategies in (("default", None), ("swarm", ["swarm", "invalid"])):
+        print(f"\n== {name}: strategies {strategies or 'valid,invalid'}", flush=True)
+        results[name] = rediscover(seconds, seeds, wanted, strategies)
+    print("\nside by side (per kind: bugs exposed in some trial, share of trials exposing, "
+          "median of the medians)")
+    for kind in ("fixed", "live"):
+        row = {name: {k: r[kind][k] for k in ("run", "exposed_in_some_trial",
+                                               "share_of_trials_exposing", "median_of_medians_s")}
+               for name, r in results.items()}
+        print(json.dumps({"kind": kind, **row}))
 
 
 def _children(pid) -> list[int]:
@@ -265,16 +289,19 @@ def main(argv=None):
     with recording(f"bench_campaign_{which}", write_docs, "fuzz.bench_campaign", argv):
         if which == "orphans":
             return orphans(int(argv[1]) if len(argv) > 1 else 10)
-        if which == "rediscover":
+        if which in ("rediscover", "swarm"):
             rest, options, words = [], {}, iter(argv)
             for word in words:   # (--releases R1,R2 and --strategies S1,S2 anywhere)
                 if word in ("--releases", "--strategies"):
                     options[word] = next(words, "").split(",")
                 else:
                     rest.append(word)
-            return rediscover(float(rest[1]) if len(rest) > 1 else 60.0,
-                              int(rest[2]) if len(rest) > 2 else 3,
-                              options.get("--releases"), options.get("--strategies"))
+            budget, seeds = (float(rest[1]) if len(rest) > 1 else 60.0,
+                             int(rest[2]) if len(rest) > 2 else 3)
+            if which == "swarm":
+                return swarm(budget, seeds, options.get("--releases"))
+            rediscover(budget, seeds, options.get("--releases"), options.get("--strategies"))
+            return None
         if which == "exposure":
             return exposure(seconds, int(argv[2]) if len(argv) > 2 else 3)
         {"throughput": throughput, "modes": modes, "memory": memory}[which](seconds)

@@ -81,7 +81,7 @@ def test_recording_checks_before_measuring_and_writes_what_was_printed(doc, caps
 def test_the_repository_document_has_every_benchmark_section():
     for name in ("bench", "bench_suite", "bench_releases", "bench_campaign_throughput",
                  "bench_campaign_modes", "bench_campaign_memory", "bench_campaign_exposure",
-                 "bench_campaign_orphans", "bench_campaign_rediscover"):
+                 "bench_campaign_orphans", "bench_campaign_rediscover", "bench_campaign_swarm"):
         measurements.check_section(name)
 
 
