@@ -233,3 +233,20 @@ def test_a_list_jax_writes_in_set_order_does_not_split_a_signature():
     one = "Accepted dtypes at position 0 are subtypes of integer, floating, complexfloating."
     other = "Accepted dtypes at position 0 are subtypes of integer, complexfloating, floating."
     assert findings.normalize(one) == findings.normalize(other)
+
+
+def test_a_finding_filed_unverified_as_a_campaign_stops_is_completed_after(tmp_path):
+    """Workers that stop file what they found without minimizing or
+    verifying it; the supervisor completes it afterwards (filing.complete),
+    so a run does not end with findings unverified."""
+    k = known_findings.BY_ID["static-index-out-of-bounds-accepted"]
+    if not seen_on.applies("known", k.id):
+        pytest.skip(f"{k.id} is not live on this JAX")
+    dirs = {"corpus_dir": tmp_path / "c", "reports_dir": tmp_path / "r"}
+    failure = next(f for f in oracles.check(k.example).failures if f.known == k.id)
+    unverified, _ = filing.record(failure, **dirs, minimize=False, verify=False)
+    assert unverified.status == "unverified"
+    finding, new = filing.complete(unverified.id, **dirs)
+    assert new and finding.status == "new" and finding.reproducer["status"] == "reproduces"
+    assert [r["status"] for r in reports.records(tmp_path / "r")] == ["new"]
+    assert filing.complete(finding.id, **dirs) is None   # nothing left to complete

@@ -139,6 +139,9 @@ def text(summary: dict, out_dir: str) -> str:
         lines.append(f"   filed findings that no longer fail: {', '.join(f['fixed'])}")
     if f["seen_again"]:
         lines.append(f"   filed before, seen again: {', '.join(x['id'] for x in f['seen_again'])}")
+    if done := summary.get("finished_filing"):
+        lines.append(f"   filing after the workers stopped: {done['completed']} minimized and "
+                     f"verified in {done['seconds']} s; {done['left_unverified']} left unverified")
     if f.get("flaky"):
         lines.append(f"   flaky (reproducer did not reproduce; reports/flaky/, not new): "
                      f"{', '.join(x['id'] for x in f['flaky'])}")

@@ -62,6 +62,9 @@ class CampaignConfig:
     max_cases: int | None = None
     minimize: bool = True
     verify: bool = True
+    # After the workers stop: time to minimize and verify what they filed
+    # unverified as they stopped (`filing.complete`).
+    finish_filing_s: float = 300.0
     setup: list[str] = field(default_factory=list)
 
 
@@ -128,6 +131,7 @@ class Campaign:
         self.transform_rules: set[str] = set()
         self.transform_rules_all: set[str] = set()
         self.findings: list[dict] = []      # one per signature filed by this run
+        self.finished_filing: dict | None = None   # what `_finish_filing` did
         self.fixed: list[str] = []
         self.warnings: list[str] = []
         self.errors: list[str] = []
@@ -431,9 +435,29 @@ class Campaign:
             for slot in self.slots:   # on a supervisor error: leave no orphans
                 if slot.proc is not None and slot.proc.poll() is None:
                     os.killpg(slot.proc.pid, signal.SIGKILL)
+        self._finish_filing()
         now = time.monotonic()
         self._sample(now)
         return self._save(now)
+
+    def _finish_filing(self):
+        """Minimize and verify what the workers filed unverified as they
+        stopped, within ``finish_filing_s`` (off the fuzzing budget); what
+        is left stays unverified, and the summary says how much."""
+        start, done = time.monotonic(), 0
+        pending = [f for f in self.findings if f.get("status") == "unverified"]
+        for f in pending if self.config.verify else ():
+            if time.monotonic() - start > self.config.finish_filing_s:
+                break
+            finished = filing.complete(f["id"], corpus_dir=self.config.corpus_dir,
+                                       reports_dir=self.config.reports_dir)
+            if finished is not None:
+                finding, new = finished
+                f.update(id=finding.id, status=finding.status, new=f["new"] and new)
+                done += 1
+        self.finished_filing = {"seconds": round(time.monotonic() - start, 1), "completed": done,
+                                "left_unverified": sum(f.get("status") == "unverified"
+                                                       for f in self.findings)}
 
     def _sample(self, now: float):
         total = sum(s.rss_mb for s in self.slots if s.proc is not None)
@@ -487,6 +511,7 @@ class Campaign:
             "undefined_cases": self.undefined, "verdicts": dict(self.verdicts),
             "cases_per_mesh": dict(self.meshes),
             "unsupported": dict(self.unsupported), "artifacts": dict(self.artifacts),
+            "finished_filing": self.finished_filing,
             "findings": {"new": new, "flaky": flaky,
                          "seen_again": [f for f in self.findings
                                         if not f["new"] and f not in flaky],

@@ -73,6 +73,31 @@ def record(failure, *, corpus_dir="corpus", reports_dir="reports", minimize=True
     return _count_again(fid, reports_dir), False
 
 
+def complete(finding_id: str, *, corpus_dir="corpus",
+             reports_dir="reports") -> tuple[Finding, bool] | None:
+    """Finish filing a finding filed unverified (a campaign stopping filed
+    it without minimizing or verifying): run its case again, and file the
+    failure of its signature afresh, minimized and verified (`record`'s
+    answer: the finding, and whether it is new). None where
+    that cannot be done here: no record or case, a crash or hang (it would
+    take this process with it), or the case no longer fails so."""
+    data = reports.load(reports_dir, finding_id)
+    if data is None or data.get("status") != "unverified" or data.get("case") is None \
+            or data["oracle"] == Crash.oracle:
+        return None
+    unverified = Finding.from_record(data)
+    failure = next((f for f in oracles.check(unverified.case).failures
+                    if signature(f) == unverified.signature), None)
+    if failure is None:
+        return None
+    for path in (os.path.join(reports_dir, f"{finding_id}.{ext}") for ext in ("json", "md", "py")):
+        with contextlib.suppress(FileNotFoundError):
+            os.remove(path)
+    with contextlib.suppress(FileNotFoundError):
+        os.remove(os.path.join(corpus_dir, "regressions", f"{finding_id}.json"))
+    return record(failure, corpus_dir=corpus_dir, reports_dir=reports_dir)
+
+
 def _alike(finding: Finding, reports_dir) -> list[str]:
     return [r["id"] for r in reports.records(reports_dir)
             if (r["oracle"], r["primitive"], r.get("exception"))
