@@ -184,6 +184,12 @@ def test_an_int16_stand_in_becomes_the_semaphore_type_it_stands_for():
     real = filing.with_real_semaphores(copy)
     assert [r.kind for r in real.refs] == ["dma", "float32", "float32", "regular"]
     assert filing.with_real_semaphores(real) is None   # nothing stands in any more
+    # An int16 ref signalled and also a pipeline's data has no real type (a
+    # worker filing such a case died of the IRError).
+    from fuzz.ops.control import Pipeline   # (the control family, for this case only)
+    both = ir.Case((ir.Ref("int16", (1, 2)),), (
+        Signal(ir.View(0, (ir.At((ir.Int(0), ir.Int(0))),)), ir.Int(1)), Pipeline(1, (0,), ())))
+    assert filing.with_real_semaphores(both) is None
 
 
 @pytest.mark.skipif(not seen_on.applies("known", "check-sem-avals-last-transform-not-indexer"),
@@ -246,6 +252,8 @@ def test_a_finding_filed_unverified_as_a_campaign_stops_is_completed_after(tmp_p
     failure = next(f for f in oracles.check(k.example).failures if f.known == k.id)
     unverified, _ = filing.record(failure, **dirs, minimize=False, verify=False)
     assert unverified.status == "unverified"
+    again, _ = filing.record(failure, **dirs, minimize=False, verify=False)   # seen again
+    assert again.status == "still failing" and again.reproducer["status"] == "not verified"
     finding, new = filing.complete(unverified.id, **dirs)
     assert new and finding.status == "new" and finding.reproducer["status"] == "reproduces"
     assert [r["status"] for r in reports.records(tmp_path / "r")] == ["new"]

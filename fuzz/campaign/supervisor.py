@@ -445,7 +445,8 @@ class Campaign:
         stopped, within ``finish_filing_s`` (off the fuzzing budget); what
         is left stays unverified, and the summary says how much."""
         start, done = time.monotonic(), 0
-        pending = [f for f in self.findings if f.get("status") == "unverified"]
+        pending = [f for f in self.findings if f.get("status") == "unverified"
+                   and f.get("oracle") != "crash"]
         for f in pending if self.config.verify else ():
             if time.monotonic() - start > self.config.finish_filing_s:
                 break
@@ -458,6 +459,8 @@ class Campaign:
         self.finished_filing = {"seconds": round(time.monotonic() - start, 1), "completed": done,
                                 "left_unverified": sum(f.get("status") == "unverified"
                                                        for f in self.findings)}
+        # (a crash or hang filed by the supervisor is verified by `report --all`,
+        # which runs its reproducer in a fresh interpreter)
 
     def _sample(self, now: float):
         total = sum(s.rss_mb for s in self.slots if s.proc is not None)

@@ -82,8 +82,9 @@ def complete(finding_id: str, *, corpus_dir="corpus",
     that cannot be done here: no record or case, a crash or hang (it would
     take this process with it), or the case no longer fails so."""
     data = reports.load(reports_dir, finding_id)
-    if data is None or data.get("status") != "unverified" or data.get("case") is None \
-            or data["oracle"] == Crash.oracle:
+    # (seen again meanwhile, it is "still failing", its reproducer still not verified)
+    if data is None or (data.get("reproducer") or {}).get("status") != "not verified" \
+            or data.get("case") is None or data["oracle"] == Crash.oracle:
         return None
     unverified = Finding.from_record(data)
     failure = next((f for f in oracles.check(unverified.case).failures
@@ -163,9 +164,12 @@ def with_real_semaphores(case: ir.Case) -> ir.Case | None:
                  if case.refs[i].kind == "int16" and len(k) == 1}
     if not stand_ins:
         return None
-    return dataclasses.replace(case, refs=tuple(
-        dataclasses.replace(r, kind=stand_ins[i]) if i in stand_ins else r
-        for i, r in enumerate(case.refs)))
+    try:
+        return dataclasses.replace(case, refs=tuple(
+            dataclasses.replace(r, kind=stand_ins[i]) if i in stand_ins else r
+            for i, r in enumerate(case.refs)))
+    except ir.IRError:   # the int16 ref is data too (a pipeline's block): no real type fits
+        return None
 
 
 def _with_real_types(case: ir.Case, failure):
