@@ -379,3 +379,22 @@ def test_an_invalid_program_refused_as_unsupported_first_is_no_finding_and_hides
     assert not report.failures and {u[1].id for u in report.unsupported} == {
         "transpose-not-dischargeable-abstract", "transpose-not-dischargeable-run_state"}
     _planted_get_first_is_reported(case, plant)
+
+
+@premise(seen_on.applies("known", "emit-pipeline-closed-over-ref"),
+         "no emit-pipeline-closed-over-ref here")
+def test_a_pipeline_printing_a_kernel_ref_is_the_closed_over_ref_finding_and_hides_no_other_bug(
+        plant):
+    """A pipeline body's debug callback of a ref of the kernel it is not
+    given fails with a bare StopIteration (the main job filed it new): the
+    known finding; a planted get error beside it is still reported."""
+    from fuzz.ops.control import Pipeline
+    from fuzz.ops.ref import Inspect
+    pipe = Pipeline(1, (1,), (Inspect(ir.View(0), via="callback"),))
+    case = ir.Case((ir.Ref("int16", ()), ir.Ref("int16", (1, 1))), (pipe,), ("pallas_call",))
+    _only_known_as("emit-pipeline-closed-over-ref", case)
+    # (blame pins the planted error to no statement in this kernel)
+    _plant_get_error(plant)
+    planted = dataclasses.replace(case, refs=(*case.refs, ir.Ref("int32", PLANTED_SHAPE)),
+                                  body=ir.with_statement(case.body, 0, Get(ir.View(2))))
+    _reported(planted, lambda f: isinstance(f.error, KeyError) and "planted" in str(f.error))

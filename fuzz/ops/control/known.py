@@ -348,12 +348,13 @@ KNOWN_FINDINGS: tuple[KnownFinding, ...] = (
         "does a semaphore op on one of its blocks (an int16 stand-in); the "
         "same pipeline inlined (without the primitive) runs",
         # (a debug callback of the ref: 'Triggering __jax_array__() during
-        # abstractification is no longer supported')
+        # abstractification is no longer supported', or a bare StopIteration
+        # out of pipeline_body_discharge_rule)
         symptoms=_runs_or_hides(r"AttributeError: 'ShapedArray' object has no attribute "
                                 r"'inner_aval'|ValueError: `(get|swap|addupdate)` must be called "
                                 r"on `Ref` types|ValueError: Cannot (signal|wait) on a "
                                 r"non-semaphore Ref|ValueError: Triggering __jax_array__\(\) "
-                                r"during abstractification"),
+                                r"during abstractification|StopIteration: ?$"),
         trigger=_is(Pipeline, _uses_a_ref_it_is_not_given),
         example=ir.Case((ir.Ref("int32", (3,)), _ROWS), (Pipeline(3, (1,), (
             Get(ir.View(0, (ir.At((ir.Int(2),)),))),
