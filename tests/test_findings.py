@@ -241,6 +241,16 @@ def test_a_list_jax_writes_in_set_order_does_not_split_a_signature():
     assert findings.normalize(one) == findings.normalize(other)
 
 
+def test_where_jax_is_installed_does_not_split_a_signature():
+    """A message naming a JAX source file by its path (eager while_loop's
+    'when tracing while at .../jax/_src/dispatch.py:N') made the regression
+    pass in a clean clone, whose JAX is installed elsewhere."""
+    here = "when tracing while at /work/main/.venv/lib/python3.12/site-packages/jax/_src/dispatch.py:90 for jit"
+    there = "when tracing while at /tmp/cc/.venv/lib/python3.12/site-packages/jax/_src/dispatch.py:90 for jit"
+    assert findings.normalize(here) == findings.normalize(there)
+    assert "jax/_src/dispatch.py:N" in findings.normalize(here)
+
+
 def test_a_finding_filed_unverified_as_a_campaign_stops_is_completed_after(tmp_path):
     """Workers that stop file what they found without minimizing or
     verifying it; the supervisor completes it afterwards (filing.complete),

@@ -73,12 +73,16 @@ _NUMBER_RUN = re.compile(r"N(?:\s*,\s*N)*(?:,(?=\s*[)\]]))?")   # (2,) and (2, 3
 # JAX lists the dtypes a primitive accepts in set order, which changes from
 # process to process ("subtypes of integer, floating, complexfloating").
 _SUBTYPES = re.compile(r"(subtypes of )(\w+(?:, \w+)+)")
+# Where JAX is installed, which a message may name ("when tracing while at
+# /.../site-packages/jax/_src/dispatch.py:N"): it differs from machine to machine.
+_INSTALLED_AT = re.compile(r"(?:/[^\s/:]+)+/site-packages/")
 
 
 def normalize(message: str) -> str:
     """``message`` with addresses, ref names, numbers and shapes made
     generic, and lists JAX writes in no fixed order sorted."""
     text = _SUBTYPES.sub(lambda m: m[1] + ", ".join(sorted(m[2].split(", "))), message)
+    text = _INSTALLED_AT.sub("", text)
     text = _ADDRESS.sub("ADDR", text)
     text = _REF_NAME.sub("sN", text)
     text = _NUMBER.sub("N", text)

@@ -1,4 +1,4 @@
-# Reproducer for discharge-fuzz finding valid-runs-any-bf9b40a5.
+# Reproducer for discharge-fuzz finding valid-runs-any-f1682234.
 # Runs the kernel below on the `eager` path and compares the result with what
 # a correct JAX gives. Exit status: 1 = the bug reproduces, 0 = it does not.
 # discharge-fuzz case (schema 6) on path `eager`.
