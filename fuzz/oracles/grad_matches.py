@@ -20,7 +20,6 @@ from jax.test_util import check_grads
 
 from fuzz import emit, ir, model, paths
 from fuzz.oracles.base import Comparison, OracleFailure, refused, same, show, side_by_side
-from fuzz.oracles.vmap_stack import function_source, tuple_source
 
 # The float dtypes whose refs grad-matches differentiates (bf16 and f16 round
 # too coarsely for finite differences).
@@ -111,9 +110,9 @@ class GradMismatch(OracleFailure):
         _, args = paths.load(case, path)["function"]()
         n = len(jax.tree_util.tree_leaves(args))
         at = [n - len(refs) + refs.index(i) for i in wrt]   # the float refs' initial contents
-        program, leaves = function_source(case, path, at, [names.index(f"r{i}") for i in wrt],
+        program, leaves = paths.function_source(case, path, at, [names.index(f"r{i}") for i in wrt],
                                           name="of_floats")
-        source = (f"@jax.jit\n{program}X = ({tuple_source(leaves[k] for k in at)})"
+        source = (f"@jax.jit\n{program}X = ({paths.tuple_source(leaves[k] for k in at)})"
                   "  # the float refs' initial contents\n"
                   f"\n\ndef expected():\n    return {want}\n\n\ndef actual():\n    return {got}\n")
         return Comparison(source, by, actual_by,

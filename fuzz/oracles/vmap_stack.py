@@ -8,7 +8,6 @@ some operands are batched, some not (the path's ``vmap_batches``).
 ``jax.empty_ref`` refuses even an unbatched write under vmap.)"""
 from __future__ import annotations
 
-import ast
 import dataclasses
 import itertools
 
@@ -72,71 +71,6 @@ def _element_inputs(leaves, other, batched, at, with_counts: bool) -> list:
     if with_counts or not at[0]:
         return [dyn, *leaves[1:]]
     return [dyn, *(_plus_one(x) if b else x for x, b in zip(leaves[1:], batched[1:]))]
-
-
-def function_source(case: ir.Case, path: str, params: list[int], results: list[int],
-                    name: str = "f") -> tuple[str, list[str]]:
-    """``path``'s program as a function ``name`` of some of its argument
-    leaves (``params``, their indices in ``function()``'s arguments
-    flattened; the others keep their values) to some of its results
-    (``results``, their indices), and the source of every leaf. A parameter
-    is named for the ref it fills (``x0`` for ``r0``; ``dyn``). The eager
-    path's program is written out (a ``jax.new_ref`` of each operand the
-    kernel uses around the kernel, then ``jax.freeze``) for a snippet to
-    merge with the kernel; another path's calls what its ``function()`` returns."""
-    text = paths.program(case, path)[0]
-    function = next(n for n in ast.parse(text).body
-                    if isinstance(n, ast.FunctionDef) and n.name == "function")
-    *before, returned = function.body[1:]   # (after its docstring)
-    call, args = returned.value.elts
-    leaves = list(_leaves(args))
-    sources = [ast.get_source_segment(text, leaf) for leaf in leaves]
-    named = {"DYN": "dyn", **{paths.initial_source(case, i): f"x{i}" for i in paths.unscoped(case)}}
-    names = [named.get(source, f"a{k}") for k, source in enumerate(sources)]
-    result_names = [n for n, _ in paths.MODULES[path].results(case)]
-    head = f"def {name}({', '.join(names[k] for k in params)}):\n"
-    if paths.fact(path, "CONTEXT") == "eager":
-        value = {names[k]: names[k] if k in params else sources[k] for k in range(len(leaves))}
-        made = {**({"dyn": "dyn"} if case.dynamic_values else {}),
-                **{f"r{i}": f"x{i}" for i in paths.unscoped(case)}}
-        out = "out" if "out" in (result_names[j] for j in results) else "jax.new_ref(jnp.zeros(OUT, jnp.int32))"
-        body = (f"    {', '.join(made)} = {', '.join(f'jax.new_ref({value[x]})' for x in made.values())}\n"
-                + ("    out = jax.new_ref(jnp.zeros(OUT, jnp.int32))\n" if out == "out" else "")
-                + f"    kernel({'dyn' if case.dynamic_values else 'jax.new_ref(DYN)'}, {out}, "
-                f"{', '.join(f'r{i}' for i in paths.unscoped(case))})\n"
-                f"    return {tuple_source(f'jax.freeze({result_names[j]})' for j in results)}\n")
-        return head + body, sources
-    lines = text.splitlines(keepends=True)
-    body = "".join("".join(lines[s.lineno - 1:s.end_lineno]) for s in before)
-    args = _rebuilt(args, iter(names[k] if k in params else None for k in range(len(leaves))))
-    body += f"    results = {ast.unparse(call)}({', '.join(ast.unparse(a) for a in args.elts)})\n"
-    body += ("    return results\n" if results == list(range(len(result_names))) else
-             f"    return {tuple_source(f'results[{j}]' for j in results)}\n")
-    return head + body, sources
-
-
-def tuple_source(items) -> str:
-    """Source of a tuple of ``items`` (sources), as a return statement writes it."""
-    items = list(items)
-    return ", ".join(items) + ("," if len(items) == 1 else "")
-
-
-def _leaves(node):
-    """The leaf nodes of a tuple expression (nested tuples' elements), in order."""
-    if isinstance(node, ast.Tuple):
-        for element in node.elts:
-            yield from _leaves(element)
-    else:
-        yield node
-
-
-def _rebuilt(node, names):
-    """Tuple expression ``node`` with each leaf the next of ``names`` names
-    (None: the leaf kept)."""
-    if isinstance(node, ast.Tuple):
-        return ast.Tuple([_rebuilt(element, names) for element in node.elts], ast.Load())
-    name = next(names)
-    return node if name is None else ast.Name(name, ast.Load())
 
 
 def _batch_axes(axes) -> tuple[int, ...]:
@@ -211,7 +145,7 @@ class VmapMismatch(OracleFailure):
                 return elements[points.index(at)][k]
             return np.stack([stacked(k, (*at, b)) for b in range(2)],
                             axis=ins[LEVELS - 1 - len(at)][k])
-        source, _ = function_source(case, path, params, kept)
+        source, _ = paths.function_source(case, path, params, kept)
         in_at = tuple(_batch_axes([a[k] for a in ins]) for k in params)
         out_at = tuple(_batch_axes([o[j] for o in outs]) for j in kept)
         # Each level but the outermost named g, the outermost called under jax.jit.
@@ -220,7 +154,7 @@ class VmapMismatch(OracleFailure):
                 f"out_axes={tuple(outs[level][j] for j in kept)!r})" for level in range(LEVELS)]
         first, batch = tuple(range(LEVELS)), ", ".join(["2"] * LEVELS)
         source += (
-            f"ARGS = ({tuple_source(literal(stacked(k)) for k in params)})"
+            f"ARGS = ({paths.tuple_source(literal(stacked(k)) for k in params)})"
             "  # f's operands, batch elements stacked\n"
             "\n\ndef expected():   # f on each batch element, its results stacked\n"
             f"    return [np.stack(rs).reshape({batch}, *np.shape(rs[0])).tolist() for rs in zip(*["

@@ -40,6 +40,7 @@ with `fact` (a flag a module leaves out is False) and `having`:
 """
 from __future__ import annotations
 
+import ast
 import importlib
 from dataclasses import dataclass, field
 
@@ -307,5 +308,64 @@ def run(case: ir.Case, path: str, **options) -> Outcome:
 
 
 # The path modules use the helpers above, so they load last.
+# --- a path's program as a plain function (what an oracle's comparison calls) --
+
+def function_source(case: ir.Case, path: str, params: list[int], results: list[int],
+                    name: str = "f") -> tuple[str, list[str]]:
+    """``path``'s program as a function ``name`` of some of its argument
+    leaves (``params``, their indices in ``function()``'s arguments
+    flattened; the others keep their values) to some of its results
+    (``results``, their indices), and the source of every leaf. A parameter
+    is named for the ref it fills (``x0`` for ``r0``; ``dyn``). A path that
+    writes its program out around the kernel (its ``written_out``, for a
+    snippet to merge with the kernel) does; another's calls what its
+    ``function()`` returns."""
+    text = program(case, path)[0]
+    function = next(n for n in ast.parse(text).body
+                    if isinstance(n, ast.FunctionDef) and n.name == "function")
+    *before, returned = function.body[1:]   # (after its docstring)
+    call, args = returned.value.elts
+    leaves = list(_leaves(args))
+    sources = [ast.get_source_segment(text, leaf) for leaf in leaves]
+    named = {"DYN": "dyn", **{initial_source(case, i): f"x{i}" for i in unscoped(case)}}
+    names = [named.get(source, f"a{k}") for k, source in enumerate(sources)]
+    result_names = [n for n, _ in MODULES[path].results(case)]
+    head = f"def {name}({', '.join(names[k] for k in params)}):\n"
+    if (write := getattr(MODULES[path], "written_out", None)) is not None:
+        values = {names[k]: names[k] if k in params else sources[k] for k in range(len(leaves))}
+        return head + write(case, values, [result_names[j] for j in results]), sources
+    lines = text.splitlines(keepends=True)
+    body = "".join("".join(lines[s.lineno - 1:s.end_lineno]) for s in before)
+    args = _rebuilt(args, iter(names[k] if k in params else None for k in range(len(leaves))))
+    body += f"    results = {ast.unparse(call)}({', '.join(ast.unparse(a) for a in args.elts)})\n"
+    body += ("    return results\n" if results == list(range(len(result_names))) else
+             f"    return {tuple_source(f'results[{j}]' for j in results)}\n")
+    return head + body, sources
+
+
+def tuple_source(items) -> str:
+    """Source of a tuple of ``items`` (sources), as a return statement writes it."""
+    items = list(items)
+    return ", ".join(items) + ("," if len(items) == 1 else "")
+
+
+def _leaves(node):
+    """The leaf nodes of a tuple expression (nested tuples' elements), in order."""
+    if isinstance(node, ast.Tuple):
+        for element in node.elts:
+            yield from _leaves(element)
+    else:
+        yield node
+
+
+def _rebuilt(node, names):
+    """Tuple expression ``node`` with each leaf the next of ``names`` names
+    (None: the leaf kept)."""
+    if isinstance(node, ast.Tuple):
+        return ast.Tuple([_rebuilt(element, names) for element in node.elts], ast.Load())
+    name = next(names)
+    return node if name is None else ast.Name(name, ast.Load())
+
+
 MODULES = {name: importlib.import_module(f"fuzz.paths.{name}") for name in NAMES}
 COST = {n: m.COST for n, m in MODULES.items()}

@@ -35,6 +35,22 @@ _OUT_UNDER_JIT = """\
 _OUT_EAGER = "    out = jax.new_ref(jnp.zeros(OUT, jnp.int32))\n"
 
 
+def eager_body(case: ir.Case, values: dict[str, str], results: list[str]) -> str:
+    """The eager program's body (`harness` with ``jit=False``) written out
+    around the kernel: a ``jax.new_ref`` of each operand it uses (of
+    ``values``: each parameter's source by name, ``dyn`` and ``x0``, ...),
+    ``out`` where it is among ``results``, then ``jax.freeze`` of those.
+    The ``eager`` path's `paths.function_source`."""
+    made = {**({"dyn": "dyn"} if case.dynamic_values else {}),
+            **{f"r{i}": f"x{i}" for i in paths.unscoped(case)}}
+    out = "out" if "out" in results else "jax.new_ref(jnp.zeros(OUT, jnp.int32))"
+    return (f"    {', '.join(made)} = {', '.join(f'jax.new_ref({values[x]})' for x in made.values())}\n"
+            + (_OUT_EAGER if out == "out" else "")
+            + f"    kernel({'dyn' if case.dynamic_values else 'jax.new_ref(DYN)'}, {out}, "
+            f"{', '.join(f'r{i}' for i in paths.unscoped(case))})\n"
+            f"    return {paths.tuple_source(f'jax.freeze({n})' for n in results)}\n")
+
+
 def not_applicable(case: ir.Case) -> str | None:
     if any(r.is_semaphore for r in case.refs) or any(s.counted() for s in case.statements):
         return "semaphores (and the copies counted on them) exist only inside Pallas kernels"
