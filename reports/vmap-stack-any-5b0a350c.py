@@ -65,12 +65,14 @@ def actual():   # jax.vmap of f, its results' batch axes moved first
 
 
 def main():
+    error = None
     with jax.enable_x64(X64):
         want = expected()
         try:
             got = actual()
         except Exception as e:   # the side that raises shows the bug too
-            got = f"raises {type(e).__name__}: " + (str(e).strip().splitlines() or [""])[0]
+            error = type(e).__name__
+            got = f"raises {error}: " + (str(e).strip().splitlines() or [""])[0]
     print(f"actual:   by {ACTUAL_BY}: {got}")
     print(f"expected: by {EXPECTED_BY}: {want}")
     if TOLERANCE is None or isinstance(got, str):
@@ -80,7 +82,7 @@ def main():
             np.shape(a) == np.shape(b) and np.allclose(a, b, rtol=TOLERANCE, atol=TOLERANCE)
             for a, b in zip(got, want))
     print(f"BUG: {ACTUAL_BY} differs from {EXPECTED_BY}" if bug else "OK: JAX behaves as expected")
-    print(json.dumps({"reproduced": bug, "error": None}))
+    print(json.dumps({"reproduced": bug, "error": error}))
     raise SystemExit(1 if bug else 0)
 
 
