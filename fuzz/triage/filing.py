@@ -197,7 +197,6 @@ def _with_real_types(case: ir.Case, failure):
     return dataclasses.replace(real, paths=shown_on), best
 
 
-
 def _public_first(failure) -> tuple:
     """Failures on the ranked public paths first (``PUBLIC_RANK``), then
     the other paths, those needing JAX internals last."""

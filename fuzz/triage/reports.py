@@ -60,7 +60,7 @@ def summary(finding) -> str:
     case = finding.case
     wanted = (f"`{case.expect.type.replace('|', '` or `')}` matching `{case.expect.match}`"
               if case is not None and case.expect else "a clean error")
-    what = _facts(finding).summary.format(
+    what = _facts(finding.oracle, finding.exception).summary.format(
         oracle=finding.oracle, primitive=finding.primitive, message=finding.message,
         wanted=wanted, error=finding.message.split("; expected")[0])
     text = (f"On JAX {versions.get('jax')} (jaxlib {versions.get('jaxlib')}, Python "
@@ -73,11 +73,12 @@ def summary(finding) -> str:
     return text
 
 
-def _facts(finding):
-    """The class that carries the facts of ``finding``'s oracle."""
-    if finding.oracle == findings.Crash.oracle:
+def _facts(oracle: str, exception: str | None):
+    """The class that carries the facts of ``oracle``'s failures (one that
+    raised ``exception``, or none)."""
+    if oracle == findings.Crash.oracle:
         return findings.Crash
-    return oracles.class_of(finding.oracle, raised=finding.exception is not None)
+    return oracles.class_of(oracle, raised=exception is not None)
 
 
 # What a finding's primitive does, by its symptom, for its title.
@@ -92,9 +93,7 @@ def severity(record: dict) -> str:
     reviewed known finding's own, else what its oracle says of its symptom."""
     if (k := known_findings.BY_ID.get(record.get("known") or "")) is not None and k.severity:
         return k.severity
-    facts = (findings.Crash if record["oracle"] == findings.Crash.oracle else
-             oracles.class_of(record["oracle"], raised=record.get("exception") is not None))
-    return facts.severity(record["symptom"])
+    return _facts(record["oracle"], record.get("exception")).severity(record["symptom"])
 
 
 def _rank(record: dict) -> tuple:
