@@ -121,3 +121,30 @@ def test_a_wrong_value_is_not_reproduced_by_another_paths_error(tmp_path):
     assert finding.reproducer["status"] == "reproduces", finding.reproducer
     assert finding.reproducer["path"] in ("tpu_interpret", "tpu_interpret_eager")
     assert finding.reproducer["error"] is None
+
+
+def test_an_unwaited_copy_is_shown_through_the_interpreters_own_modes():
+    """left-over-counts renders its comparison as a maintainer runs it: the
+    same kernel under dma_execution_mode 'eager' and 'on_wait', each asked
+    whether it reported a count left at kernel exit; the script runs to its
+    verdict whichever way JAX answers."""
+    entry = next(k for k in known_findings.KNOWN if k.id == "tpu-interpret-on-wait-drops-unwaited-copy")
+    failure = oracles.class_of("left-over-counts").fail(entry.example, "dma_start", "tpu_interpret", "x")
+    comparison = reproducer.comparison_of(failure, entry.example, "tpu_interpret")
+    assert "pltpu.InterpretParams(dma_execution_mode=mode)" in comparison["source"]
+    assert reproducer.comparison_of(failure, entry.example, "pallas_call") is None
+    text = reproducer.for_failure(entry.example, "tpu_interpret", failure, comparison=comparison)
+    ran = reproducer.check_script(text)
+    assert ran["status"] in ("reproduces", "does not reproduce"), ran["output"]
+    assert "by dma_execution_mode='eager'" in ran["output"]
+
+
+def test_an_error_raised_in_a_callback_is_the_reproducers_verdict():
+    """An error the TPU interpreter's callback raises surfaces only when a
+    result is read (a remote copy of 64-bit data, on JAX 0.12): the
+    reproducer waits for its results inside its check, so it ends with a
+    verdict either way, not a traceback ("broken")."""
+    entry = next(k for k in known_findings.KNOWN if k.id == "tpu-interpret-remote-copy-of-64-bit-data")
+    failure = oracles.class_of("valid-runs").fail(entry.example, "?", "tpu_interpret", "x")
+    ran = reproducer.check_script(reproducer.for_failure(entry.example, "tpu_interpret", failure))
+    assert ran["status"] in ("reproduces", "does not reproduce"), ran["output"]

@@ -6,11 +6,12 @@ in a race-free program and sees a store racing with a copy in flight
 the "non-zero count at kernel exit" report (``left-over-counts``)."""
 from __future__ import annotations
 
+import ast
 import re
 
-from fuzz import paths
-from fuzz.oracles.base import (SEVERITIES, OracleFailure, chained, comparable, groups, leftover_differs,
-                               model_judges, program, side_by_side)
+from fuzz import ir, paths
+from fuzz.oracles.base import (SEVERITIES, Comparison, OracleFailure, chained, comparable, groups,
+                               leftover_differs, model_judges, program, side_by_side)
 
 
 class InterpretOptionsMismatch(OracleFailure):
@@ -102,3 +103,39 @@ class LeftoverMissed(OracleFailure):
                          shape="count left at exit|zero")
                 for o in report.fine
                 if o.leftover is not None and model_judges(report, o) and o.leftover == 0]
+
+    def comparison(self, case: ir.Case, path: str) -> Comparison | None:
+        """The count report shown through the interpreter's own options: the
+        same kernel under ``dma_execution_mode="eager"`` (which runs the copy
+        at its start, and reports the count left) against the default,
+        ``"on_wait"``. Only on the path that runs the default."""
+        if path != "tpu_interpret" or "pltpu.InterpretParams()" not in (
+                text := paths.program(case, path)[0]):
+            return None
+        function = next(n for n in ast.parse(text).body
+                        if isinstance(n, ast.FunctionDef) and n.name == "function")
+        *body, returned = function.body[1:]   # (after its docstring)
+        call, args = (ast.get_source_segment(text, e) for e in returned.value.elts)
+        lines = text.splitlines(keepends=True)[body[0].lineno - 1:body[-1].end_lineno] if body else []
+        source = ("\n\ndef left_over(mode):\n"
+                  + "".join(lines).replace("pltpu.InterpretParams()",
+                                           "pltpu.InterpretParams(dma_execution_mode=mode)")
+                  # (on one line: a snippet has 15)
+                  + "    with contextlib.redirect_stdout(io.StringIO()) as printed: "
+                  + f"jax.block_until_ready({call}{args})\n"
+                  + '    return "at kernel exit" in printed.getvalue()\n')
+        return Comparison("import contextlib\nimport io\n" + source + _SIDES,
+                          "dma_execution_mode='eager'", "dma_execution_mode='on_wait' (the default)")
+
+
+# Whether the TPU interpreter reports a count left at kernel exit (it
+# prints it) under each DMA execution mode.
+_SIDES = '''
+
+def expected():
+    return left_over("eager")
+
+
+def actual():
+    return left_over("on_wait")
+'''
