@@ -52,6 +52,10 @@ class OracleFailure(AssertionError):
     wrong_value = False
     under_jit = False
     fatal = False
+    # Whether its failures are seen only inside JAX (what a rule returned,
+    # caught by a probe), not through public API: a report files another
+    # face of the same bug first, where there is one.
+    inside_jax = False
     summary = "the `{oracle}` oracle failed: {message}"
     RANK = 0.0   # where in the tiers it runs (see the module's docstring)
     COST = 0     # runs of the program one `compare` costs

@@ -11,6 +11,7 @@ class _Invariant(OracleFailure):
     """A probe's violation of ``INVARIANT`` is a failure of the oracle."""
     INVARIANT = ""
     symptom, stage = "invariant violation", "discharge"
+    inside_jax = True
 
     @classmethod
     def judge(cls, report, outcome, probe):

@@ -168,7 +168,13 @@ def _report_known(args) -> int:
             print(f"-    {k.id}: its example does not fail on this JAX"
                   + (" (reported unsupported by a path)" if report.unsupported else ""))
             continue
-        finding, new = filing.record(hits[0], **_options(args))
+        # The hit a maintainer can see through public API first: one not
+        # from an internal-invariant oracle, then a symptom (matched without
+        # the report, no consequence matches) before a consequence, then on
+        # the most public path.
+        best = min(hits, key=lambda f: (f.inside_jax, known_findings.match(f) is not k,
+                                        filing.public_first(f)))
+        finding, new = filing.record(best, **_options(args))
         if new and not finding.releases and (measured := bisect.from_seen_on(k.id)):
             reports.add_releases(args.reports_dir, finding.id, measured)
         _say(finding, new)

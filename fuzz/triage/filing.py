@@ -188,8 +188,8 @@ def _with_real_types(case: ir.Case, failure):
         found = [f for f in oracles.check(real).failures if root_cause(f) == key]
     except Exception:  # noqa: BLE001 - the fuzzer cannot run it so: keep the stand-in
         return None
-    best = min(found, key=_public_first, default=None)
-    if best is None or _public_first(best)[0] > _public_first(failure)[0]:
+    best = min(found, key=public_first, default=None)
+    if best is None or public_first(best)[0] > public_first(failure)[0]:
         # Shown with real types only through JAX internals (abstract): a
         # public path showing it with the stand-in is the better report.
         return None
@@ -197,7 +197,7 @@ def _with_real_types(case: ir.Case, failure):
     return dataclasses.replace(real, paths=shown_on), best
 
 
-def _public_first(failure) -> tuple:
+def public_first(failure) -> tuple:
     """Failures on the ranked public paths first (``PUBLIC_RANK``), then
     the other paths, those needing JAX internals last."""
     ranks = [paths.fact(p, "PUBLIC_RANK") if p in paths.having("PUBLIC_RANK") else

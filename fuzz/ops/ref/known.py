@@ -265,8 +265,12 @@ KNOWN_FINDINGS: tuple[KnownFinding, ...] = (
         "constant, and an addupdate on x then adds in NumPy/Python arithmetic: "
         "the new value of an int32 ref is int64, of a float32 ref float64, of "
         "a bool ref an int or a Python scalar (which later statements cannot "
-        "even index)",
-        symptoms=(("aval-preserved", r"^addupdate returned a new value (int64|float64|int32|"
+        "even index). Under jax.jit a bool jax.new_ref r with r[...] = False "
+        "and two jax.ref.addupdate(r, ..., True) ends as int32 2 (eagerly: "
+        "True), and q[i] = r[...] then fails with TypeError: "
+        "lax.dynamic_update_slice requires arguments to have the same dtypes",
+        symptoms=(("model-vs-path", r"^final r\d+\[[\d, ]*\] is -?\d+, expected (True|False)\b"),
+                  ("aval-preserved", r"^addupdate returned a new value (int64|float64|int32|"
                                      r"python \w+)\[\] for operand 0"),
                   ("valid-runs", r"AttributeError: '(int|bool|float)' object has no attribute 'shape'"),
                   # ...once the store in a branch is unrolled to the top level
@@ -285,11 +289,16 @@ KNOWN_FINDINGS: tuple[KnownFinding, ...] = (
                                r"for operand"),
             ("valid-runs", r"TypeError: lax\.dynamic_update_slice requires arguments to have the "
                            r"same dtypes"),
-            ("jit-eager", r"raised ValueError: Cannot lower jaxpr with verifier errors")),
+            ("jit-eager", r"raised ValueError: Cannot lower jaxpr with verifier errors"),
+            # ...and a jitted path's final value differs from an eager one's.
+            ("path-vs-path", r"^final r\d+ differs between")),
         trigger=_addupdate_after_scalar_store,
-        example=ir.Case((ir.Ref("int32", ()),), (Swap(ir.View(0), Scalar(0)),
-                                                 AddUpdate(ir.View(0), Scalar(0)))),
-        caveat="internal API"),
+        # Public: jax.new_ref under jax.jit (jax_refs) ends with 2, not True.
+        example=ir.Case((ir.Ref("bool", ()),), (Swap(ir.View(0), Scalar(False)),
+                                                AddUpdate(ir.View(0), Scalar(True)),
+                                                AddUpdate(ir.View(0), Scalar(True))),
+                        paths=("jax_refs",)),
+        severity=WRONG_VALUE),
     KnownFinding(
         "tpu-interpret-negative-static-index",
         "the TPU interpreter fails an assertion (0 <= r in "
@@ -632,10 +641,17 @@ KNOWN_FINDINGS: tuple[KnownFinding, ...] = (
         "the discharge rules of debug_callback and debug_print (jax/_src/"
         "debugging.py) return every operand as a new value ('return args, "
         "out'), so a ref a debug callback or print only reads is written back, "
-        "though the primitive declares no effect on it (only DebugEffect): the "
-        "values are unchanged, but partial discharge and aliasing see a write",
-        symptoms=(("effects", r"^debug_(callback|print) discharge returned a new value for "
-                              r"operand \d+, which its effects \{DebugEffect\(None\)\} do not write"),),
+        "though the primitive declares no effect on it (only DebugEffect). "
+        "Where a discharge keeps a ref, that fails: in a pl.pallas_call kernel, "
+        "jax.debug.callback(f, o_ref, s) of an operand ref and a pl.run_scoped "
+        "ref s (whose discharge keeps s) raises 'ValueError: Did not ask for "
+        "inval to be discharged but it was'; either ref alone works",
+        symptoms=(("valid-runs", r"ValueError: Did not ask for inval to be discharged but it was"),
+                  # ...in an invalid program, before its own mistake is reached.
+                  ("invalid-rejected", r"^ValueError: Did not ask for inval to be discharged "
+                                       r"but it was"),
+                  ("effects", r"^debug_(callback|print) discharge returned a new value for "
+                              r"operand \d+, which its effects \{DebugEffect\(None\)\} do not write")),
         # A ref kept (should_discharge) is written back all the same.
         consequences=tuple(
             (oracle, prefix + r"(ValueError: Did not ask for inval to be discharged but it was|"
@@ -655,8 +671,11 @@ KNOWN_FINDINGS: tuple[KnownFinding, ...] = (
             ("partial-discharge", r"raised TypeError: Primitive \w+ got aval \w+<\w+>\[[\d,]*\] "
                                   r"with unknown memory_space type")),
         trigger=lambda case, k: isinstance(case.statements[k], Inspect),
-        example=ir.Case((ir.Ref("float32", (2,)),), (Inspect(ir.View(0)),), paths=("abstract",)),
-        caveat="internal API"),
+        # An operand ref and a scoped ref (kept by pl.run_scoped's discharge)
+        # in one callback: public, on pallas_call.
+        example=ir.Case((ir.Ref("float32", (2,)), ir.Ref("float32", (2,), scoped=True)),
+                        (Inspect(ir.View(0), others=(ir.View(1),)),), paths=("pallas_call",)),
+        severity=CRASH),
     KnownFinding(
         "eager-debug-callback-of-ref",
         "jax.debug.callback(f, x) or jax.debug.print('{}', x) of an eager "
