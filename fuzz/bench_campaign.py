@@ -10,6 +10,7 @@
                         campaigns (default 3) of SECONDS each, seeds 0, 1, ...
     python -m fuzz.bench_campaign rediscover BUDGET SEEDS [--releases R1,R2,...]
                         [--strategies S1,S2] (fuzz.campaign.STRATEGIES; e.g. swarm,invalid)
+                        [--schedule all|cost] [--mode hypothesis|atheris|mixed]
                         the rediscovery benchmark (fuzz/rediscovery.py): on each
                         release (default: the newest, for the live bugs, and the
                         fewest older ones on which every fixed bug lives), SEEDS
@@ -18,9 +19,12 @@
                         time to exposure over its trials (the campaigns on the
                         releases it lives on; a miss counts as BUDGET) and how
                         many exposed it
-    python -m fuzz.bench_campaign swarm BUDGET SEEDS [--releases R1,...]
-                        rediscover with the default strategies, then with swarm
-                        (swarm,invalid), same seeds and releases (default: the newest)
+    python -m fuzz.bench_campaign swarm|schedule|mode BUDGET SEEDS [--releases R1,...]
+                        one lever, side by side: rediscover with each of its
+                        settings (`LEVERS`: swarm,invalid against the default
+                        strategies; --schedule cost against all; --mode atheris
+                        and mixed against hypothesis), the same seeds and
+                        releases (default: the newest)
     python -m fuzz.bench_campaign orphans [KILLS]
                         `kill -9` of a 2-worker campaign's supervisor KILLS
                         times (default 10), each at a random moment: how many
@@ -121,25 +125,26 @@ def exposure(seconds, seeds=3):
                           "exposed": f"{sum(fid in r for r in runs)}/{seeds}", "each_s": times}))
 
 
-def _exposed_here(seconds, seed, strategies=None):
+def _exposed_here(seconds, seed, options=None):
     """One campaign on the running JAX (run by `_campaign_on` in a release's
-    environment): each known finding's first hit, as one line of JSON."""
-    s = campaign(seconds, workers=2, seed=seed, minimize=False,
-                 **({"strategies": strategies} if strategies else {}))
+    environment), with ``options`` (`CampaignConfig` fields): each known
+    finding's first hit, as one line of JSON."""
+    s = campaign(seconds, workers=2, seed=seed, minimize=False, **(options or {}))
     print(json.dumps({"jax": jax.__version__, "cases": s["cases"], "seconds": s["seconds"],
+                      "compared": s["cases_per_oracle"], "paths": s["cases_per_path"],
                       "exposure": {x["id"]: x["t"] for x in s["exposure"] if x["kind"] == "known"},
                       "new": sorted(x["id"] for x in s["exposure"] if x["kind"] == "new"),
                       "errors": s.get("errors", [])}))
 
 
-def _campaign_on(release, seconds, seed, strategies=None) -> dict:
+def _campaign_on(release, seconds, seed, options=None) -> dict:
     """`_exposed_here` run in ``release``'s environment (this interpreter's
     where it runs that release), this checkout on its path."""
     python = (sys.executable if jax.__version__ == release
               else releases.environment(release).python)
     with tempfile.TemporaryDirectory(prefix="discharge-fuzz-rediscover-") as tmp:
         proc = subprocess.run([python, "-m", "fuzz.bench_campaign", "rediscover-one",
-                               str(seconds), str(seed), *([",".join(strategies)] if strategies else [])],
+                               str(seconds), str(seed), json.dumps(options or {})],
                               cwd=tmp, capture_output=True, text=True,
                               env={**os.environ, "PYTHONPATH": str(ROOT)},
                               timeout=seconds + 600)
@@ -153,7 +158,7 @@ def _campaign_on(release, seconds, seed, strategies=None) -> dict:
     return answer
 
 
-def rediscover(seconds, seeds, wanted=None, strategies=None):
+def rediscover(seconds, seeds, wanted=None, options=None):
     """The rediscovery benchmark: see the module's docstring and
     fuzz/rediscovery.py. A first hit later than the budget (the workers'
     last cases) counts as a miss."""
@@ -161,15 +166,18 @@ def rediscover(seconds, seeds, wanted=None, strategies=None):
     trials = {b.id: [] for b in rediscovery.CATALOGUE}
     for release in run_on:
         here = rediscovery.living_on(release)
-        runs = [_campaign_on(release, seconds, seed, strategies) for seed in range(seeds)]
+        runs = [_campaign_on(release, seconds, seed, options) for seed in range(seeds)]
         hits = {b.id: [r["exposure"].get(b.id) for r in runs] for b in here}
         hits = {i: [t if t is not None and t <= seconds else None for t in ts]
                 for i, ts in hits.items()}
         for i, ts in hits.items():
             trials[i] += ts
         print(json.dumps({
-            "release": release, "seeds": seeds, "strategies": strategies or "default",
+            "release": release, "seeds": seeds, "options": options or "default",
             "cases": [r["cases"] for r in runs],
+            # per oracle (values compared) and per path (runs), per minute
+            "compared_per_min": _per_minute([r["compared"] for r in runs], runs),
+            "path_runs_per_min": _per_minute([r["paths"] for r in runs], runs),
             "seconds": [r["seconds"] for r in runs],
             "bugs_living_here": {"fixed": sum(b.kind == "fixed" for b in here),
                                  "live": sum(b.kind == "live" for b in here)},
@@ -204,15 +212,31 @@ def rediscover(seconds, seeds, wanted=None, strategies=None):
     return summary
 
 
-def swarm(seconds, seeds, wanted=None):
-    """Swarm testing (``--strategies swarm,invalid``) against the default
-    draws on the rediscovery benchmark, side by side: the same releases
-    (default: the newest only) and seeds, one after the other."""
+def _per_minute(counts: list[dict], runs) -> dict:
+    """Each name's count per minute over ``runs`` together."""
+    minutes = sum(r["seconds"] for r in runs) / 60 or 1
+    names = sorted({n for c in counts for n in c})
+    return {n: round(sum(c.get(n, 0) for c in counts) / minutes, 1) for n in names}
+
+
+# Each lever's settings, the first today's default: (name, campaign options).
+LEVERS = {
+    "swarm": [("default", {}), ("swarm", {"strategies": ["swarm", "invalid"]})],
+    "schedule": [("all", {"schedule": "all"}), ("cost", {"schedule": "cost"})],
+    "mode": [("hypothesis", {"mode": "hypothesis"}), ("atheris", {"mode": "atheris"}),
+             ("mixed", {"mode": "mixed"})],
+}
+
+
+def lever(which, seconds, seeds, wanted=None):
+    """One lever's settings (`LEVERS`) on the rediscovery benchmark, side
+    by side: the same releases (default: the newest only) and seeds, one
+    after the other."""
     wanted = wanted or [rediscovery.NEWEST]
     results = {}
-    for name, strategies in (("default", None), ("swarm", ["swarm", "invalid"])):
-        print(f"\n== {name}: strategies {strategies or 'valid,invalid'}", flush=True)
-        results[name] = rediscover(seconds, seeds, wanted, strategies)
+    for name, options in LEVERS[which]:
+        print(f"\n== {which} {name}: {options or 'the defaults'}", flush=True)
+        results[name] = rediscover(seconds, seeds, wanted, options)
     print("\nside by side (per kind: bugs exposed in some trial, share of trials exposing, "
           "median of the medians)")
     for kind in ("fixed", "live"):
@@ -283,24 +307,27 @@ def orphans(kills=10, after_s=3.0, within_s=5.0):
 def main(argv=None):
     argv, write_docs = take_flag(argv or sys.argv[1:])
     if argv[:1] == ["rediscover-one"]:   # one campaign of `rediscover`, in a release's environment
-        return _exposed_here(float(argv[1]), int(argv[2]), argv[3].split(",") if len(argv) > 3 else None)
+        return _exposed_here(float(argv[1]), int(argv[2]), json.loads(argv[3]) if len(argv) > 3 else None)
     which = argv[0] if argv else "throughput"
     seconds = float(argv[1]) if len(argv) > 1 else 60.0
     with recording(f"bench_campaign_{which}", write_docs, "fuzz.bench_campaign", argv):
         if which == "orphans":
             return orphans(int(argv[1]) if len(argv) > 1 else 10)
-        if which in ("rediscover", "swarm"):
-            rest, options, words = [], {}, iter(argv)
-            for word in words:   # (--releases R1,R2 and --strategies S1,S2 anywhere)
-                if word in ("--releases", "--strategies"):
-                    options[word] = next(words, "").split(",")
+        if which == "rediscover" or which in LEVERS:
+            rest, flags, words = [], {}, iter(argv)
+            for word in words:   # (--releases R1,R2, --strategies S1,S2, --schedule S, --mode M)
+                if word in ("--releases", "--strategies", "--schedule", "--mode"):
+                    flags[word.lstrip("-")] = next(words, "")
                 else:
                     rest.append(word)
             budget, seeds = (float(rest[1]) if len(rest) > 1 else 60.0,
                              int(rest[2]) if len(rest) > 2 else 3)
-            if which == "swarm":
-                return swarm(budget, seeds, options.get("--releases"))
-            rediscover(budget, seeds, options.get("--releases"), options.get("--strategies"))
+            wanted = flags.pop("releases").split(",") if "releases" in flags else None
+            if which in LEVERS:
+                return lever(which, budget, seeds, wanted)
+            if "strategies" in flags:
+                flags["strategies"] = flags["strategies"].split(",")
+            rediscover(budget, seeds, wanted, flags or None)
             return None
         if which == "exposure":
             return exposure(seconds, int(argv[2]) if len(argv) > 2 else 3)

@@ -7,7 +7,7 @@ import os
 import re
 import sys
 
-from fuzz.campaign import STRATEGIES
+from fuzz.campaign import SCHEDULES, STRATEGIES
 from fuzz.campaign.workers import load_hook
 from fuzz.exits import EXIT_ERROR
 
@@ -57,6 +57,9 @@ def add(sub) -> None:
     a("--strategies", type=_names, default=["valid", "invalid"],
       help="comma-separated: valid, invalid, swarm (valid programs, each of a drawn "
            "subset of statement kinds and transforms); default valid,invalid")
+    a("--schedule", choices=SCHEDULES, default="all",
+      help="all: every path and oracle on every case; cost: the costly ones (COST >= 3) "
+           "on cases with a feature they have not run on, else at a floor rate (default all)")
     a("--database", default=os.path.join("corpus", "db"),
       help="example database: a directory or redis://host:port/db (default corpus/db)")
     a("--corpus", default="corpus", help="corpus directory (default corpus)")
@@ -137,7 +140,7 @@ def main(args) -> int:
     from fuzz.campaign.supervisor import Campaign, CampaignConfig  # heavy: kept out of CLI start-up
     config = CampaignConfig(
         budget_s=args.budget, workers=args.workers, mode=args.mode, seed=args.seed,
-        strategies=args.strategies, paths=args.paths, oracles=args.oracles,
+        strategies=args.strategies, paths=args.paths, oracles=args.oracles, schedule=args.schedule,
         include_known=args.include_known, unsupported_are_findings=args.unsupported_are_findings,
         database=args.database, corpus_dir=args.corpus,
         reports_dir=args.reports, out_dir=args.out, case_timeout_s=args.case_timeout,

@@ -48,6 +48,7 @@ class CampaignConfig:
     strategies: list[str] = field(default_factory=lambda: ["valid", "invalid"])
     paths: list[str] | None = None
     oracles: list[str] | None = None
+    schedule: str = "all"   # `fuzz.campaign.SCHEDULES`
     include_known: bool = False
     unsupported_are_findings: bool = False
     database: str | None = None
@@ -169,7 +170,7 @@ class Campaign:
             seed=(self.seed * 1000003 + slot.index * 7919 + slot.generation) % 2**63,
             strategies=c.strategies, state_dir=self.state_dir, corpus_dir=c.corpus_dir,
             reports_dir=c.reports_dir, database=c.database, events_fd=write_fd,
-            paths=c.paths, oracles=c.oracles, include_known=c.include_known,
+            paths=c.paths, oracles=c.oracles, schedule=c.schedule, include_known=c.include_known,
             unsupported_are_findings=c.unsupported_are_findings,
             minimize=c.minimize, verify=c.verify, clear_caches_every=c.clear_caches_every,
             recycle_after=c.recycle_after, setup=c.setup,

@@ -51,6 +51,7 @@ class WorkerConfig:
     events_fd: int
     paths: list[str] | None = None
     oracles: list[str] | None = None
+    schedule: str = "all"          # `fuzz.campaign.SCHEDULES`
     include_known: bool = False
     unsupported_are_findings: bool = False
     minimize: bool = True
@@ -157,9 +158,11 @@ class Worker:
         from fuzz.campaign import property as prop  # heavy: not at import (see the docstring)
         from fuzz.campaign.database import open_database  # heavy: not at import (see the docstring)
         from fuzz.triage import filing, findings  # heavy: not at import (see the docstring)
+        from fuzz.campaign.schedule import Scheduler  # heavy: not at import (see the docstring)
         self.config, self.channel = config, channel
         self._property, self._findings, self._filing = prop, findings, filing
         self.cases = 0
+        self.schedule = Scheduler(config.seed, config.schedule, config.paths, config.oracles)
         self.pending: dict[str, object] = {}   # signature -> latest unfiled failure
         self.filed = prop.filed_signatures(
             config.corpus_dir, lambda message: channel.send("warning", message=message))
@@ -184,17 +187,19 @@ class Worker:
                           json.dumps({"seq": seq, "case": serialize.to_data(case)}))
         self.channel.send("start", seq=seq)
         stats = self._property.Stats()
+        plan = self.schedule.plan(case)
         start = time.perf_counter()
         try:
             return self._property.check_property(
-                case, stats, self.config.include_known, on_paths=self.config.paths,
-                only_oracles=self.config.oracles, already_found=self._already_found,
+                case, stats, self.config.include_known, on_paths=plan.paths,
+                only_oracles=plan.oracles, already_found=self._already_found,
                 unsupported_are_findings=self.config.unsupported_are_findings)
         except oracles.OracleFailure as f:
             self.pending[self._findings.signature(f)] = f
             raise
         finally:
             self.cases = seq
+            self.schedule.ran(case, plan)
             self.channel.send(
                 "done", seq=seq, s=round(time.perf_counter() - start, 4),
                 paths={p: n for p, n in stats.cases.items() if p != "case"},

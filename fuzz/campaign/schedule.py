@@ -1,0 +1,85 @@
+"""Cost-aware scheduling: which of the costly paths and oracles a case gets.
+
+Every case runs the cheap ones. A costly one (``COST`` of at least
+`COSTLY`, read from its own module: a path module's ``COST``, an oracle
+class's ``COST``) runs on a case that brings it a feature it has not run
+on yet (`features`: a kind of statement, wrapper, loop, ref, a grid, a
+mesh), and otherwise at its floor rate, ``FLOOR / COST`` of the cases, so
+that none starves. A worker keeps one `Scheduler`; ``--schedule all``
+runs everything on every case instead.
+
+Example::
+
+    plan = scheduler.plan(case)      # paths and oracles to run
+    report = oracles.check(case, on_paths=plan.paths, oracles=plan.oracles)
+    scheduler.ran(case, plan)
+"""
+from __future__ import annotations
+
+import random
+from dataclasses import dataclass
+
+from fuzz import ir, oracles, paths
+from fuzz.campaign import SCHEDULES
+
+COSTLY = 3     # a path or oracle with a COST this high (or higher) is scheduled
+FLOOR = 2.0    # ...and runs on at least FLOOR / COST of the cases
+
+
+@dataclass(frozen=True)
+class Plan:
+    paths: tuple[str, ...]
+    oracles: tuple[str, ...]
+    skipped: tuple[str, ...]   # the costly ones left out of this case
+
+
+def features(case: ir.Case) -> frozenset[str]:
+    """What a case is made of, as a costly unit's coverage counts it."""
+    found = {f"ref:{r.kind}" + (":scoped" if r.scoped else "") for r in case.refs}
+    for s in ir.flat(case.body):
+        found.add(f"statement:{s.tag}" + (f":{s.via}" if isinstance(getattr(s, "via", None), str) else ""))
+    found.update(name for name, on in (("grid", case.grid is not None),
+                                       ("mesh", case.devices is not None), ("x64", case.x64),
+                                       ("invalid", not case.valid)) if on)
+    return frozenset(found)
+
+
+def _costs() -> dict[str, int]:
+    """Each path's and oracle's cost, by name, as its module states it."""
+    costs = {name: paths.COST[name] for name in paths.NAMES}
+    for cls in oracles.ORACLES:
+        costs[cls.oracle] = max(costs.get(cls.oracle, 0), cls.COST)
+    return costs
+
+
+class Scheduler:
+    """One worker's schedule: the features each costly unit has run on."""
+
+    def __init__(self, seed: int | None = None, mode: str = "cost",
+                 on_paths=None, only_oracles=None):
+        if mode not in SCHEDULES:
+            raise ValueError(f"unknown schedule {mode!r}; known: {', '.join(SCHEDULES)}")
+        self.mode = mode
+        self.paths = tuple(on_paths or paths.NAMES)
+        self.oracles = tuple(only_oracles or oracles.ORACLE_NAMES)
+        self.cost = _costs()
+        self.covered: dict[str, set[str]] = {}
+        self._random = random.Random(seed)
+
+    def plan(self, case: ir.Case) -> Plan:
+        if self.mode == "all":
+            return Plan(self.paths, self.oracles, ())
+        have = features(case)
+        skipped = tuple(unit for unit in (*self.paths, *self.oracles)
+                        if self.cost.get(unit, 0) >= COSTLY
+                        and have <= self.covered.get(unit, set())
+                        and self._random.random() >= FLOOR / self.cost[unit])
+        return Plan(tuple(p for p in self.paths if p not in skipped),
+                    tuple(o for o in self.oracles if o not in skipped), skipped)
+
+    def ran(self, case: ir.Case, plan: Plan):
+        """Count ``case``'s features as covered by the costly units it ran."""
+        have = features(case)
+        for unit in (*plan.paths, *plan.oracles):
+            if self.cost.get(unit, 0) >= COSTLY:
+                self.covered.setdefault(unit, set()).update(have)

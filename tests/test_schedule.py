@@ -1,0 +1,64 @@
+"""Cost-aware scheduling (fuzz/campaign/schedule.py): the costly paths and
+oracles run where a case brings them something new, and at their floor
+rate otherwise; the cheap ones always; each cost read from its own module."""
+import pytest
+
+from fuzz import ir, oracles, paths
+from fuzz.campaign import schedule
+from fuzz.ops.ref import Swap
+from fuzz.ops.ref.common import Scalar
+from fuzz.ops.semaphore import Signal
+
+STORE = ir.Case((ir.Ref("int32", (2,)),), (Swap(ir.View(0), Scalar(1)),))
+SIGNAL = ir.Case((ir.Ref("int16", ()),), (Signal(ir.View(0), ir.Int(1)),))
+COSTLY_PATHS = [p for p in paths.NAMES if paths.COST[p] >= schedule.COSTLY]
+CHEAP = [p for p in paths.NAMES if paths.COST[p] < schedule.COSTLY] + [
+    c.oracle for c in oracles.ORACLES if c.COST < schedule.COSTLY]
+
+
+def test_a_costly_unit_runs_where_a_case_brings_it_a_new_feature():
+    s = schedule.Scheduler(seed=0)
+    first = s.plan(STORE)
+    assert first.skipped == () and set(COSTLY_PATHS) <= set(first.paths)
+    s.ran(STORE, first)
+    # A signal is new to every costly unit: all run again.
+    assert s.plan(SIGNAL).skipped == ()
+
+
+def test_without_anything_new_each_costly_unit_runs_at_its_floor_rate_and_cheap_ones_always():
+    s = schedule.Scheduler(seed=0)
+    s.ran(STORE, s.plan(STORE))
+    runs = {}
+    for _ in range(2000):
+        plan = s.plan(STORE)
+        assert set(CHEAP) <= set(plan.paths) | set(plan.oracles)
+        for unit in (*plan.paths, *plan.oracles):
+            runs[unit] = runs.get(unit, 0) + 1
+    for unit, cost in s.cost.items():
+        if cost >= schedule.COSTLY:
+            assert runs[unit] / 2000 == pytest.approx(schedule.FLOOR / cost, abs=0.04), unit
+
+
+def test_a_cost_is_read_from_the_module_that_states_it(monkeypatch):
+    """Making an oracle cheap (its own COST) stops it being scheduled."""
+    vmap = oracles.class_of("vmap-stack")
+    s = schedule.Scheduler(seed=0)
+    s.ran(STORE, s.plan(STORE))
+    assert any("vmap-stack" in s.plan(STORE).skipped for _ in range(50))
+    monkeypatch.setattr(vmap, "COST", 0)
+    cheap = schedule.Scheduler(seed=0)
+    cheap.ran(STORE, cheap.plan(STORE))
+    assert not any("vmap-stack" in cheap.plan(STORE).skipped for _ in range(50))
+
+
+def test_the_all_schedule_runs_everything_and_an_unknown_one_is_refused():
+    s = schedule.Scheduler(seed=0, mode="all")
+    s.ran(STORE, s.plan(STORE))
+    assert s.plan(STORE).skipped == ()
+    with pytest.raises(ValueError, match="unknown schedule"):
+        schedule.Scheduler(mode="fast")
+
+
+def test_features_name_statements_wrappers_refs_and_structure():
+    assert schedule.features(STORE) == {"ref:int32", "statement:swap"}
+    assert "ref:int16" in schedule.features(SIGNAL)
