@@ -2,17 +2,37 @@
 leaves that one a ref, untouched, and, with it run as a ``jax.new_ref``, the
 program ends as the full discharge does. It discharges the kernel as the
 path that only traces (``EVALUATES`` False: ``abstract``) traced it, with
-that path's own ``discharge``."""
+that path's own ``discharge``, through the source its `comparison` writes
+(so a reproducer shows the partial discharge, not the full one that runs)."""
 from __future__ import annotations
 
-import functools
-
-import jax
-import jax.numpy as jnp
-import numpy as np
-
 from fuzz import compat, ir, model, paths
-from fuzz.oracles.base import OracleFailure, not_partly_dischargeable, side_by_side, traced
+from fuzz.oracles.base import (Comparison, OracleFailure, literal, not_partly_dischargeable,
+                               side_by_side, traced)
+
+# Run after the program of a path that traces the kernel (``trace()``) and
+# discharges it (``discharge(closed, should_discharge)``): the abstract path.
+_SIDES = '''
+KEPT = {k}  # {name}, left a ref (after dyn and out): run as a jax.new_ref
+MASK = {mask!r}  # which of dyn, out, r... to discharge
+INITS = [DYN, np.zeros(OUT, np.int32), {inits}]
+
+
+def evaluated(jaxpr, *args):
+    from jax._src import core
+    return list(core.eval_jaxpr(jaxpr.jaxpr, jaxpr.consts, *args))
+
+
+def expected():
+    return [np.asarray(x).tolist() for x in evaluated(discharge(trace()), *INITS)]
+
+
+def actual():
+    ref, partial = jax.new_ref(INITS[KEPT]), discharge(trace(), should_discharge=MASK)
+    # (under jit: Pallas' masked loads and stores have no eager rule on a Ref)
+    got = jax.jit(lambda *a: evaluated(partial, *a))(*INITS[:KEPT], ref, *INITS[KEPT + 1:])
+    return [np.asarray(x).tolist() for x in [*got[:KEPT], ref[...], *got[KEPT:]]]
+'''
 
 
 def kept(case: ir.Case) -> int | None:
@@ -47,6 +67,24 @@ class PartialDischargeMismatch(OracleFailure):
         return None
 
     @classmethod
+    def comparison(cls, case: ir.Case, path: str) -> Comparison | None:
+        """The full discharge evaluated against the partial one, ``r<kept>``
+        run as a ``jax.new_ref``, from the same initial contents: on a path
+        whose program traces and discharges the kernel (None elsewhere)."""
+        keep = kept(case)
+        if keep is None or paths.not_applicable(case, path):
+            return None
+        text = paths.program(case, path)[0]
+        if "\ndef trace():" not in text or "\ndef discharge(" not in text:
+            return None
+        refs = paths.unscoped(case)
+        source = _SIDES.format(
+            k=2 + refs.index(keep), name=f"r{keep}", mask=[True, True, *[i != keep for i in refs]],
+            inits=", ".join(literal(model.initial(case, i)) for i in refs))
+        return Comparison(source, "discharging every ref",
+                          f"discharging every ref but r{keep} (should_discharge)")
+
+    @classmethod
     def compare(cls, report):
         report.count(cls.oracle)
         run = traced(report)
@@ -60,16 +98,13 @@ class PartialDischargeMismatch(OracleFailure):
     @classmethod
     def partial_discharge(cls, case: ir.Case, run: paths.Outcome) -> list[OracleFailure]:
         """Full discharge against discharge of every ref but `kept`'s, run
-        from the same initial contents."""
+        from the same initial contents, as `comparison`'s source does it."""
         keep = kept(case)
         refs = paths.unscoped(case)
-        closed, discharge = run.jaxpr, paths.load(case, run.path)["discharge"]
-        mask = [True, True, *[i != keep for i in refs]]
-        inits = [jnp.asarray(paths.dyn(case)), jnp.zeros((paths.out_len(case),), jnp.int32),
-                 *[jnp.asarray(model.initial(case, i)) for i in refs]]
-        full = discharge(closed)
-        partial = discharge(closed, should_discharge=mask)
-        k = 2 + refs.index(keep)
+        program = cls.comparison(case, run.path).run(paths.load(case, run.path))
+        closed = run.jaxpr
+        partial = program["discharge"](closed, should_discharge=program["MASK"])
+        k = program["KEPT"]
         name = f"r{keep}"
         if not isinstance(partial.in_avals[k], type(closed.in_avals[k])):
             return [cls.fail(case, "?", run.path,
@@ -78,14 +113,8 @@ class PartialDischargeMismatch(OracleFailure):
                                                   str(partial.in_avals[k]))],
                                           "declared", "after partial discharge"),
                              shape="kept ref discharged")]
-        want = compat.eval_closed(full, *inits)
-        ref = jax.new_ref(inits[k])
-        # Under jit: Pallas' masked loads and stores have no eager rule on a Ref.
-        got = list(jax.jit(functools.partial(compat.eval_closed, partial))(
-            *inits[:k], ref, *inits[k + 1:]))
-        got.insert(k, ref[...])
-        rows = [(n, np.asarray(a).tolist(), np.asarray(b).tolist())
-                for n, a, b in zip(("dyn", "out", *[f"r{i}" for i in refs]), want, got)]
+        want, got = program["expected"](), program["actual"]()
+        rows = [(n, a, b) for n, a, b in zip(("dyn", "out", *[f"r{i}" for i in refs]), want, got)]
         if all(a == b for _, a, b in rows):
             return []
         bad = next(n for n, a, b in rows if a != b)
