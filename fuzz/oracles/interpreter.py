@@ -122,8 +122,8 @@ class LeftoverMissed(OracleFailure):
                                            "pltpu.InterpretParams(dma_execution_mode=mode)")
                   # (on one line: a snippet has 15)
                   + "    with contextlib.redirect_stdout(io.StringIO()) as printed: "
-                  + f"jax.block_until_ready({call}{args})\n"
-                  + '    return "at kernel exit" in printed.getvalue()\n')
+                  + f"jax.block_until_ready({call}{args}); "
+                  + 'return "at kernel exit" in printed.getvalue()\n')
         return Comparison("import contextlib\nimport io\n" + source + _SIDES,
                           "dma_execution_mode='eager'", "dma_execution_mode='on_wait' (the default)")
 

@@ -1,9 +1,7 @@
-# Reproducer for discharge-fuzz finding partial-discharge-any-fd355e7c.
-# Runs the kernel below on the `abstract` path and compares the result with what
+# Reproducer for discharge-fuzz finding valid-runs-any-36f3fc10.
+# Runs the kernel below on the `eager` path and compares the result with what
 # a correct JAX gives. Exit status: 1 = the bug reproduces, 0 = it does not.
-# NOTE: the `abstract` path discharges without evaluating, which only JAX
-# internals (jax._src) can do: the failure lives there.
-# discharge-fuzz case (schema 6) on path `abstract`.
+# discharge-fuzz case (schema 6) on path `eager`.
 import json
 import jax
 import jax.numpy as jnp
@@ -16,53 +14,37 @@ X64 = False  # run() under enable_x64(X64): whether 64-bit dtypes exist
 DYN = jnp.array([0], dtype=jnp.int32)  # dynamic operands, in body order
 OUT = (1,)  # one int32 slot per semaphore read
 
-def kernel(dyn, out, r0):
-    def wrap0(dyn, r0):
-        v1 = r0[...]
-    jax.shard_map(wrap0, mesh=jax.make_mesh((1,), ('i',)), in_specs=jax.sharding.PartitionSpec(), out_specs=jax.sharding.PartitionSpec())(dyn, r0)
+def kernel(dyn, out, r0, r1):
+    def branch0_0():
+        pass
+    def branch0_1():
+        jax.debug.callback(lambda x: None, r1)
+        jax.debug.callback(lambda x: None, r0)
+    def branch0_2():
+        pass
+    jax.lax.switch(0, [branch0_0, branch0_1, branch0_2])
 
-AXES = []  # the mesh's axis, bound as shard_map binds it (none: no mesh)
-
-
-def trace():
-    """The kernel traced over abstract refs."""
-    from jax._src.state.types import AbstractRef
-    from jax._src import core
-    avals = [AbstractRef(core.ShapedArray(DYN.shape, jnp.int32)),
-             AbstractRef(core.ShapedArray(OUT, jnp.int32)),
-             AbstractRef(core.ShapedArray((), jnp.int16))]
-    with core.extend_axis_env_nd(AXES):
-        return jax.make_jaxpr(kernel)(*avals)
+def program(dyn, x0, x1):
+    refs = [jax.new_ref(x) for x in (x0, x1,)]
+    out = jax.new_ref(jnp.zeros(OUT, jnp.int32))
+    kernel(jax.new_ref(dyn), out, *refs)
+    return (jax.freeze(out), *[jax.freeze(r) for r in refs])
 
 
-def discharge(closed, should_discharge=True):
-    """``closed`` with semaphore dtypes physicalized as interpret mode does,
-    then discharged (the refs ``should_discharge`` selects: all by default)."""
-    from jax._src.state.discharge import discharge_state
-    from jax._src.pallas.hlo_interpreter import resolve_physical_types
-    from jax._src import core
-    import inspect
-    with core.extend_axis_env_nd(AXES):   # both retrace the kernel's axis_index
-        jaxpr, consts = resolve_physical_types(closed.jaxpr, closed.consts)
-        if "consts" in inspect.signature(discharge_state).parameters:   # JAX < 0.10.2
-            return core.ClosedJaxpr(*discharge_state(jaxpr, consts, should_discharge=should_discharge))
-        if hasattr(core, "ClosedJaxpr"):  # JAX < 0.12
-            physical = core.ClosedJaxpr(jaxpr, consts)
-        else:
-            physical = jaxpr.with_consts(consts) if consts else jaxpr
-        strip = ({"strip_memory_space": True} if "strip_memory_space"  # JAX >= 0.12
-                 in inspect.signature(discharge_state).parameters else {})
-        return discharge_state(physical, should_discharge=should_discharge, **strip)
-
+def function():
+    """The program as a function, and its arguments."""
+    return program, (DYN, (jax.lax.iota(jnp.int32, 1).reshape(()) % 7 + 1).astype(jnp.int16), ((jax.lax.iota(jnp.int32, 0).reshape((0,)) + 1) % 7 + 1).astype(jnp.int16), )
 
 def run():
-    return tuple(jax.ShapeDtypeStruct(a.shape, a.dtype) for a in discharge(trace()).out_avals)
+    f, args = function()
+    return f(*args)
 
 def observe():
     """What running the kernel gives: its result avals and values, or the error."""
     try:
         with jax.enable_x64(X64):
-            results = run()
+            # (an error in a callback surfaces only when the results are ready)
+            results = jax.block_until_ready(run())
     except Exception as e:
         return {"error": type(e).__name__, "message": str(e).strip().splitlines()[0] if str(e).strip() else "",
                 "mro": [c.__name__ for c in type(e).__mro__], "text": str(e)}
@@ -71,8 +53,8 @@ def observe():
             "values": [np.asarray(r).tolist() for r in results if not isinstance(r, jax.ShapeDtypeStruct)]}
 
 import re
-EXPECTED = json.loads('{"avals": [[[1], "int32"], [[1], "int32"], [[], "int16"]]}')
-EXPECTED_TEXT = "no error; results with avals [[[1], 'int32'], [[1], 'int32'], [[], 'int16']]"
+EXPECTED = json.loads('{"avals": [[[1], "int32"], [[], "int16"], [[0], "int16"]]}')
+EXPECTED_TEXT = "no error; results with avals [[[1], 'int32'], [[], 'int16'], [[0], 'int16']]"
 
 
 def problem(actual):

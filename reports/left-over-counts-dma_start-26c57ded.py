@@ -1,0 +1,98 @@
+# Reproducer for discharge-fuzz finding left-over-counts-dma_start-26c57ded.
+# Runs the kernel below on the `tpu_interpret` path and compares the result with what
+# a correct JAX gives. Exit status: 1 = the bug reproduces, 0 = it does not.
+# discharge-fuzz case (schema 6) on path `tpu_interpret`.
+import json
+import jax
+import jax.numpy as jnp
+import numpy as np
+from jax.experimental import pallas as pl
+from jax.experimental.pallas import tpu as pltpu
+from jax.experimental.pallas import triton as plgpu
+
+X64 = False  # run() under enable_x64(X64): whether 64-bit dtypes exist
+DYN = jnp.array([0], dtype=jnp.int32)  # dynamic operands, in body order
+OUT = (1,)  # one int32 slot per semaphore read
+
+def kernel(dyn, out, r0, r1, r2):
+    pltpu.make_async_copy(r1, r2, r0).start()
+
+def pallas_kernel(dyn, x1, x2, out, r1, r2, r0):
+    r1[...] = x1[...]
+    r2[...] = x2[...]
+    kernel(dyn, out, r0, r1, r2, )
+
+
+def function():
+    """The program as a function, and its arguments."""
+    call = pl.pallas_call(
+        pallas_kernel, interpret=pltpu.InterpretParams(),
+        out_shape=(jax.ShapeDtypeStruct(OUT, jnp.int32), jax.ShapeDtypeStruct((2,), jnp.float32), jax.ShapeDtypeStruct((2,), jnp.float32), ),
+        scratch_shapes=[pltpu.SemaphoreType.DMA(())])
+    return call, (DYN, ((jax.lax.iota(jnp.int32, 2).reshape((2,)) + 1) % 7 + 1).astype(jnp.float32), ((jax.lax.iota(jnp.int32, 2).reshape((2,)) + 2) % 7 + 1).astype(jnp.float32), )
+
+def run():
+    f, args = function()
+    return f(*args)
+
+def observe():
+    """What running the kernel gives: its result avals and values, or the error."""
+    try:
+        with jax.enable_x64(X64):
+            # (an error in a callback surfaces only when the results are ready)
+            results = jax.block_until_ready(run())
+    except Exception as e:
+        return {"error": type(e).__name__, "message": str(e).strip().splitlines()[0] if str(e).strip() else "",
+                "mro": [c.__name__ for c in type(e).__mro__], "text": str(e)}
+    return {"avals": [[list(r.shape), str(jnp.dtype(r.dtype))] if hasattr(r, "shape")
+                      else [[], "python " + type(r).__name__] for r in results],
+            "values": [np.asarray(r).tolist() for r in results if not isinstance(r, jax.ShapeDtypeStruct)]}
+
+
+EXPECTED_BY = "dma_execution_mode='eager'"
+ACTUAL_BY = "dma_execution_mode='on_wait' (the default)"
+TOLERANCE = None  # numbers this close are equal (None: exactly)
+import contextlib
+import io
+
+
+def left_over(mode):
+    call = pl.pallas_call(
+        pallas_kernel, interpret=pltpu.InterpretParams(dma_execution_mode=mode),
+        out_shape=(jax.ShapeDtypeStruct(OUT, jnp.int32), jax.ShapeDtypeStruct((2,), jnp.float32), jax.ShapeDtypeStruct((2,), jnp.float32), ),
+        scratch_shapes=[pltpu.SemaphoreType.DMA(())])
+    with contextlib.redirect_stdout(io.StringIO()) as printed: jax.block_until_ready(call(DYN, ((jax.lax.iota(jnp.int32, 2).reshape((2,)) + 1) % 7 + 1).astype(jnp.float32), ((jax.lax.iota(jnp.int32, 2).reshape((2,)) + 2) % 7 + 1).astype(jnp.float32), )); return "at kernel exit" in printed.getvalue()
+
+
+def expected():
+    return left_over("eager")
+
+
+def actual():
+    return left_over("on_wait")
+
+
+def main():
+    error = None
+    with jax.enable_x64(X64):
+        want = expected()
+        try:
+            got = actual()
+        except Exception as e:   # the side that raises shows the bug too
+            error = type(e).__name__
+            got = f"raises {error}: " + (str(e).strip().splitlines() or [""])[0]
+    print(f"actual:   by {ACTUAL_BY}: {got}")
+    print(f"expected: by {EXPECTED_BY}: {want}")
+    if TOLERANCE is None or isinstance(got, str):
+        bug = got != want
+    else:   # (np.allclose of each pair of results)
+        bug = len(got) != len(want) or not all(
+            np.shape(a) == np.shape(b) and np.allclose(a, b, rtol=TOLERANCE, atol=TOLERANCE)
+            for a, b in zip(got, want))
+    print(f"BUG: {ACTUAL_BY} differs from {EXPECTED_BY}" if bug else "OK: JAX behaves as expected")
+    print(json.dumps({"reproduced": bug, "error": error}))
+    raise SystemExit(1 if bug else 0)
+
+
+if __name__ == "__main__":
+    main()
