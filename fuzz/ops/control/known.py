@@ -742,8 +742,9 @@ KNOWN_FINDINGS: tuple[KnownFinding, ...] = (
         "a jax.jit, jax.checkpoint or jax.custom_vjp inside a pl.run_scoped body "
         "whose function uses both the scoped ref and a ref from outside the scope (even only "
         "reading them: x = r[...]; y = d_ref[0]) cannot be discharged: "
-        "run_scoped discharges its body with the outer refs kept, and the "
-        "wrapper's rule discharges them anyway ('Did not ask for inval to be "
+        "run_scoped discharges its body with its scoped refs kept (the outer "
+        "ones discharged), and the wrapper's rule (pjit's) discharges the "
+        "scoped one anyway ('Did not ask for inval to be "
         "discharged but it was'); the same statements without the wrapper, or "
         "a wrapper using only one kind of ref, work. Also in JAX 0.10",
         symptoms=(("valid-runs", r"ValueError: Did not ask for inval to be discharged but it was"),
