@@ -177,6 +177,8 @@ class Comparison:
 def literal(value) -> str:
     """``value`` (an array) as Python source that makes it again, exactly."""
     x = np.asarray(value)
+    if x.size == 0:   # (tolist() keeps no shape of an empty array: [] for (0, 0))
+        return f"np.zeros({x.shape!r}, jnp.dtype({str(x.dtype)!r}))"
     text = re.sub(r"\b(nan|inf)\b", r"float('\1')", repr(x.tolist()))
     return f"np.asarray({text}, jnp.dtype({str(x.dtype)!r}))"
 
