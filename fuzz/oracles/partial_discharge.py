@@ -113,7 +113,11 @@ class PartialDischargeMismatch(OracleFailure):
                                                   str(partial.in_avals[k]))],
                                           "declared", "after partial discharge"),
                              shape="kept ref discharged")]
-        want, got = program["expected"](), program["actual"]()
+        try:
+            want = program["expected"]()
+        except Exception:  # noqa: BLE001 - the program itself fails: valid-runs' to report
+            return []   # (on the paths that run it), with nothing to compare here
+        got = program["actual"]()
         rows = [(n, a, b) for n, a, b in zip(("dyn", "out", *[f"r{i}" for i in refs]), want, got)]
         if all(a == b for _, a, b in rows):
             return []
