@@ -25,6 +25,12 @@
                         strategies; --schedule cost against all; --mode atheris
                         and mixed against hypothesis), the same seeds and
                         releases (default: the newest)
+    PYTHONPATH=tests python -m fuzz.bench_campaign planted [BUDGET] [SEEDS]
+                        one wrong-value bug planted per family (tests/campaign_plants.py
+                        FAMILY_PLANTS: a discharge rule off by one), each in SEEDS
+                        campaigns (default 5) of BUDGET seconds (default 60), 2 workers,
+                        beside the same seeds unplanted: per family the median time
+                        to its first new finding the unplanted run did not have
     python -m fuzz.bench_campaign orphans [KILLS]
                         `kill -9` of a 2-worker campaign's supervisor KILLS
                         times (default 10), each at a random moment: how many
@@ -212,6 +218,35 @@ def rediscover(seconds, seeds, wanted=None, options=None):
     return summary
 
 
+def planted(seconds, seeds):
+    """Time to expose a planted bug, per family: see the module's docstring."""
+    import campaign_plants   # tests/, on PYTHONPATH: the plants are test code
+    os.environ.setdefault("CAMPAIGN_PLANTS_DIR", tempfile.mkdtemp())
+    unplanted = set()
+    for seed in range(seeds):
+        s = campaign(seconds, workers=2, seed=seed, minimize=False)
+        new = {x["id"] for x in s["exposure"] if x["kind"] == "new"}
+        unplanted |= new
+        print(json.dumps({"plant": None, "seed": seed, "cases": s["cases"], "new": sorted(new)}),
+              flush=True)
+    rows = {}
+    for family, plant in campaign_plants.FAMILY_PLANTS.items():
+        times = []
+        for seed in range(seeds):
+            s = campaign(seconds, workers=2, seed=seed, minimize=False,
+                         setup=[f"campaign_plants:{plant}"])
+            hits = sorted((x["t"], x["id"]) for x in s["exposure"]
+                          if x["kind"] == "new" and x["id"] not in unplanted)
+            times.append(hits[0][0] if hits else None)
+            print(json.dumps({"plant": plant, "seed": seed, "cases": s["cases"],
+                              "first": hits[0] if hits else None}), flush=True)
+        rows[family] = {"plant": plant, "median_s": statistics.median(
+            seconds if t is None else t for t in times), "exposed": f"{sum(t is not None for t in times)}/{seeds}",
+            "each_s": times}
+    for family, row in rows.items():
+        print(json.dumps({"family": family, **row}))
+
+
 def _per_minute(counts: list[dict], runs) -> dict:
     """Each name's count per minute over ``runs`` together."""
     minutes = sum(r["seconds"] for r in runs) / 60 or 1
@@ -329,6 +364,8 @@ def main(argv=None):
                 flags["strategies"] = flags["strategies"].split(",")
             rediscover(budget, seeds, wanted, flags or None)
             return None
+        if which == "planted":
+            return planted(seconds, int(argv[2]) if len(argv) > 2 else 5)
         if which == "exposure":
             return exposure(seconds, int(argv[2]) if len(argv) > 2 else 3)
         {"throughput": throughput, "modes": modes, "memory": memory}[which](seconds)

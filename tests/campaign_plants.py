@@ -153,3 +153,46 @@ def sleep_in_every_case():
         open(here, "w").close()
         time.sleep(3600)
     prop.check_property = check_property
+
+
+# One wrong-value bug per family, for the planted-bug benchmark
+# (`python -m fuzz.bench_campaign planted`): the discharge rule's first new
+# ref value comes back off by one, as a plausible slip in a rule would.
+
+def _off_by_one(prim_name):
+    import jax.numpy as jnp
+    prim = next(p for p in compat.discharge_rules() if p.name == prim_name)
+
+    def around(call, in_avals, values, params):
+        new_invals, outs = call()
+        k = next((k for k, v in enumerate(new_invals) if v is not None), None)
+        if k is None:
+            return new_invals, outs
+        v = jnp.asarray(new_invals[k])
+        wrong = jnp.logical_not(v) if v.dtype == jnp.bool_ else v + jnp.ones((), v.dtype)
+        return [*new_invals[:k], wrong, *new_invals[k + 1:]], outs
+    _patch(prim, around)
+
+
+def ref_swap_off_by_one():
+    """ref family: a store (swap) writes its value plus one."""
+    _off_by_one("swap")
+
+
+def semaphore_signal_off_by_one():
+    """semaphore family: a signal counts one more than it should."""
+    _off_by_one("semaphore_signal")
+
+
+def dma_start_off_by_one():
+    """dma family: a copy's first new value (its destination or a count) is off by one."""
+    _off_by_one("dma_start")
+
+
+def control_cond_off_by_one():
+    """control family: a cond hands back its first updated ref off by one."""
+    _off_by_one("cond")
+
+
+FAMILY_PLANTS = {"ref": "ref_swap_off_by_one", "semaphore": "semaphore_signal_off_by_one",
+                 "dma": "dma_start_off_by_one", "control": "control_cond_off_by_one"}
