@@ -349,8 +349,11 @@ KNOWN_FINDINGS: tuple[KnownFinding, ...] = (
         "same pipeline inlined (without the primitive) runs",
         # (a debug callback of the ref: 'Triggering __jax_array__() during
         # abstractification is no longer supported', or a bare StopIteration
-        # out of pipeline_body_discharge_rule)
-        symptoms=_runs_or_hides(r"AttributeError: 'ShapedArray' object has no attribute "
+        # out of pipeline_body_discharge_rule; a jax.jit in the body that
+        # uses the closed-over ref and a block: pjit's rule is asked to
+        # discharge the block only, 'Did not ask for inval to be discharged')
+        symptoms=_runs_or_hides(r"ValueError: Did not ask for inval to be discharged but it was|"
+                                r"AttributeError: 'ShapedArray' object has no attribute "
                                 r"'inner_aval'|ValueError: `(get|swap|addupdate)` must be called "
                                 r"on `Ref` types|ValueError: Cannot (signal|wait) on a "
                                 r"non-semaphore Ref|ValueError: Triggering __jax_array__\(\) "
