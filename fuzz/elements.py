@@ -103,3 +103,21 @@ def canonical(case: ir.Case) -> ir.Case | None:
                                            if index else ())))
 
     return dataclasses.replace(case, body=ir.replace_nodes(case.body, ir.View, simple))
+
+
+def names_twice(refs, view: ir.View) -> bool:
+    """Whether ``view``, or a view on the way to it, names one element of its
+    ref twice (a gather with a repeated index): discharge writes such a view
+    back with one scatter, and which of the repeated updates wins is not
+    specified (x.at[[0, 0]].at[0] may lose a store, or a signal)."""
+    shape, bits = tuple(refs[view.ref].shape), refs[view.ref].bits
+    for k, t in enumerate(view.transforms, 1):
+        if k == len(view.transforms) or isinstance(t, ir.At) and any(
+                isinstance(i, ir.IntArray) for i in t.indices):
+            try:
+                pos = positions(shape, ir.View(view.ref, view.transforms[:k]), bits)
+            except ModelError:   # no single elements (a bitcast): none twice
+                continue
+            if np.unique(pos).size < pos.size:
+                return True
+    return False

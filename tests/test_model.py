@@ -1,6 +1,6 @@
 """The reference model against NumPy, and against itself re-indexed."""
 import numpy as np
-from hypothesis import given, strategies as st
+from hypothesis import assume, given, strategies as st
 
 from fuzz import elements, ir, model, oracles
 from fuzz.ops.semaphore import Read, Signal, Wait
@@ -56,7 +56,10 @@ def test_adding_through_a_view_is_numpys_indexed_add(data_view, amount):
 
 @given(programs(data_dtypes=(), mesh=False))   # a mesh's copies bring data refs
 def test_reindexing_every_view_keeps_the_meaning(case):
-    assert model.evaluate(elements.canonical(case)) == model.evaluate(case)
+    meaning = model.evaluate(case)
+    # (a view naming a count twice has none to keep; re-indexed, it names it once)
+    assume(meaning.verdict != "unspecified")
+    assert model.evaluate(elements.canonical(case)) == meaning
 
 
 def test_counts_are_exact_to_int16_and_past_it_or_blocked_undefined():
@@ -97,3 +100,18 @@ def test_a_count_past_int16_is_compared_nowhere_and_one_below_everywhere():
     fits = oracles.check(ir.Case((s,), (Signal(ir.View(0), ir.Int(2**15 - 1)), Read(ir.View(0))),
                                  ("pallas_call", "tpu_interpret")))
     assert fits.verdict == "defined" and not fits.failures and "path-vs-path" not in fits.not_applied
+
+
+def test_a_count_moved_through_a_view_naming_it_twice_has_no_meaning():
+    """s.at[[0, 0]].at[0] names count 0 twice: discharge writes the view
+    back with one scatter, and which duplicate wins JAX leaves unspecified
+    (for a data ref too), so the model claims no count and no oracle files
+    the lost signal (the entry duplicate-gather-index-loses-update was that
+    claim, withdrawn after a maintainer's review)."""
+    twice = ir.View(0, (ir.At((ir.IntArray((0, 0), dynamic=True),)), ir.At((ir.Int(0),))))
+    case = ir.Case((ir.Ref("int16", (2,)),), (Signal(twice, ir.Int(1)),), ("abstract", "run_state"))
+    meaning = model.evaluate(case)
+    assert meaning.verdict == "unspecified" and "names it twice" in meaning.undefined
+    assert oracles.check(case).failures == []
+    once = ir.View(0, (ir.At((ir.IntArray((0, 1), dynamic=True),)), ir.At((ir.Int(0),))))
+    assert model.evaluate(ir.Case(case.refs, (Signal(once, ir.Int(1)),))).verdict == "defined"

@@ -70,6 +70,13 @@ class ChainMismatch(_Rewrite):
     NAME, WHEN = "re-indexed", "when every view is one static index"
     rewrite = staticmethod(elements.canonical)
 
+    @classmethod
+    def applies(cls, report):
+        if report.meaning is not None and report.meaning.verdict == "unspecified":
+            # (a view naming one element twice, re-indexed, names it once)
+            return f"JAX does not say what the program does: {report.meaning.undefined}"
+        return None
+
 
 class UnrolledMismatch(_Rewrite):
     """A program with loops or conds differs from itself unrolled."""

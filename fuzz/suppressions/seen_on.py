@@ -26,7 +26,7 @@ on the running release (tests/test_releases.py fails until it is measured).
 
 Example::
 
-    seen_on.applies("known", "duplicate-gather-index-loses-update")   # on this JAX
+    seen_on.applies("known", "same-width-bitcast-below-2d")   # on this JAX
     KNOWN = seen_on.only_seen("known", ALL_KNOWN)
 """
 from __future__ import annotations

@@ -186,28 +186,11 @@ def written(memory, n: int, view: ir.View, new: np.ndarray) -> None:
 
 
 def unspecified_store(memory, n: int, view: ir.View) -> str | None:
-    """Why statement ``n``'s store to ``view`` has no meaning (`stores_twice`), or None."""
-    if stores_twice(memory.case.refs, view):
+    """Why statement ``n``'s store to ``view`` has no meaning
+    (`fuzz.elements.names_twice`), or None."""
+    if elements.names_twice(memory.case.refs, view):
         return f"statement {n} stores twice to one element: which store wins is not specified"
     return None
-
-
-def stores_twice(refs, view: ir.View) -> bool:
-    """Whether ``view``, or a view on the way to it, names one element of its
-    ref twice (a gather with a repeated index): discharge writes such a view
-    back with one scatter, and which of the repeated updates wins is not
-    specified (x.at[[0, 0]].at[0] may lose the store)."""
-    shape, bits = tuple(refs[view.ref].shape), refs[view.ref].bits
-    for k, t in enumerate(view.transforms, 1):
-        if k == len(view.transforms) or isinstance(t, ir.At) and any(
-                isinstance(i, ir.IntArray) for i in t.indices):
-            try:
-                pos = elements.positions(shape, ir.View(view.ref, view.transforms[:k]), bits)
-            except elements.ModelError:   # no single elements (a bitcast): none twice
-                continue
-            if np.unique(pos).size < pos.size:
-                return True
-    return False
 
 
 def value_mistakes(case, view, value) -> set[str]:

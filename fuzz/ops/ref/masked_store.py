@@ -12,8 +12,9 @@ import numpy as np
 from hypothesis import strategies as st
 
 from fuzz import ir
+from fuzz.elements import names_twice
 from fuzz.ops.ref.common import (Mask, RefOp, Value, constant_like, masked_indexable, masks,
-                                 stores_twice, unspecified_store, value_mistakes, value_of,
+                                 unspecified_store, value_mistakes, value_of,
                                  value_source, values, views_and_values, written)
 
 
@@ -21,7 +22,7 @@ from fuzz.ops.ref.common import (Mask, RefOp, Value, constant_like, masked_index
 def _stores(draw, cls, refs, views, earlier):
     """A masked store of `MaskedStore.draws`."""
     view = draw(views.filter(lambda v: masked_indexable(refs, v)
-                             and not stores_twice(refs, v)))
+                             and not names_twice(refs, v)))
     mask = draw(st.none() | masks(ir.view_shape(refs, view)))
     return cls(view, draw(values(refs, view, earlier)), mask)
 

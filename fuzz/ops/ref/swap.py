@@ -7,8 +7,8 @@ from dataclasses import dataclass, replace
 from hypothesis import strategies as st
 
 from fuzz import ir
-from fuzz.ops.ref.common import (RefOp, Value, constant_like, read_back, stores_twice,
-                                 unspecified_store, value_mistakes, value_of, value_source,
+from fuzz.elements import names_twice
+from fuzz.ops.ref.common import (RefOp, Value, constant_like, read_back, unspecified_store, value_mistakes, value_of, value_source,
                                  values, views_and_values, written)
 
 
@@ -63,10 +63,10 @@ class Swap(RefOp):
                                       max_chain=max_chain, transforms=transforms)) is None:
             return None
         views, earlier = drawn
-        stores = views.filter(lambda v: not stores_twice(refs, v)).flatmap(
+        stores = views.filter(lambda v: not names_twice(refs, v)).flatmap(
             lambda view: st.builds(cls, st.just(view), values(refs, view, earlier),
                                    st.booleans()))
-        if (back := read_back(refs, body, among, lambda v: not stores_twice(refs, v))) is None:
+        if (back := read_back(refs, body, among, lambda v: not names_twice(refs, v))) is None:
             return stores
         return st.one_of(stores, back.flatmap(lambda nv: st.builds(
             cls, st.just(nv[1]), st.just(ir.Result(nv[0])), st.booleans())))

@@ -5,6 +5,7 @@ from __future__ import annotations
 from hypothesis import strategies as st
 
 from fuzz import ir
+from fuzz.elements import names_twice
 from fuzz.ops.base import Op
 from strategies.transforms import TRANSFORM_KINDS, transform_chains
 
@@ -25,7 +26,14 @@ class SemaphoreOp(Op):
         return None
 
     def moved(self, memory, n, p: int, by: int) -> str | None:
-        """Move count ``p`` of the op's ref by ``by`` (`fuzz.model.Memory.move`)."""
+        """Move count ``p`` of the op's ref by ``by`` (`fuzz.model.Memory.move`).
+        Through a view that names the count twice (s.at[[0, 0]].at[0]) the
+        move has no meaning: discharge writes the view back with one
+        scatter, and which duplicate wins JAX leaves unspecified, for a
+        semaphore as for a data ref (`fuzz.elements.names_twice`)."""
+        if names_twice(memory.case.refs, self.view):
+            return (f"statement {n} moves a count through a view that names it twice: "
+                    "which update wins is not specified")
         return memory.move(n, self.view.ref, p, by)
 
     def amount(self) -> ir.Int | None:

@@ -2,10 +2,8 @@
 properties already know about (matched by `fuzz.suppressions.known_findings`)."""
 from __future__ import annotations
 
-import numpy as np
-
-from fuzz import elements, ir
-from fuzz.severity import CRASH, REFUSED, USABILITY, WRONG_VALUE
+from fuzz import ir
+from fuzz.severity import CRASH, REFUSED, USABILITY
 from fuzz.ops.base import NO_INDEXER_SHAPE, KnownFinding, Trigger
 from fuzz.ops.semaphore.read import Read
 from fuzz.ops.semaphore.signal import Signal
@@ -76,23 +74,6 @@ def _strided_and_int_index(case, k) -> bool:
     indices = [i for t in _transforms(case, k) if isinstance(t, ir.At) for i in t.indices]
     return (any(isinstance(i, ir.Slice) and i.step not in (None, 1) for i in indices)
             and any(isinstance(i, ir.Int) for i in indices))
-
-
-def _duplicate_index(case: ir.Case, k: int) -> bool:
-    """Statement k's view gathers one element twice (an int array repeating an
-    index, also as -1 and 0 of a length-1 axis)."""
-    stmt = case.statements[k]
-    chain = stmt.view.transforms
-    for n, t in enumerate(chain):
-        if isinstance(t, ir.At) and any(isinstance(i, ir.IntArray) for i in t.indices):
-            try:
-                pos = elements.positions(case.refs[stmt.view.ref].shape,
-                                         ir.View(stmt.view.ref, chain[:n + 1]))
-            except elements.ModelError:
-                return False
-            if np.unique(pos).size < pos.size:
-                return True
-    return False
 
 
 def _reshape_then_more(case, k) -> bool:
@@ -306,22 +287,6 @@ KNOWN_FINDINGS: tuple[KnownFinding, ...] = (
         example=_case(ir.Ref("int16", (1, 2)), Signal(ir.View(0, (
             ir.At((ir.Int(0), ir.Slice(None, None, 2))), ir.At((ir.Int(0),)))), ir.Int(0))),
         severity=CRASH),
-    KnownFinding(
-        "duplicate-gather-index-loses-update",
-        "a signal or wait through a view gathered with repeated indices "
-        "(s.at[idx].at[0], idx = [0, 0]) is lost: the write-back scatter lets "
-        "the untouched duplicate win",
-        symptoms=(("model-vs-path", r"(^read \d+(?: at grid point \d+)?|^final r\d+.*) is -?\d+, expected -?\d+$"),
-                  ("chain-equivalence", r"^results differ when every view is one static index")),
-        # The model names the last statement to change the count, a later one
-        # on the same ref, where the update lost here shows (in a read, or in
-        # the final count).
-        consequences=(("model-vs-path", r"(^read \d+(?: at grid point \d+)?|^final r\d+.*) is "
-                                        r"-?\d+, expected -?\d+$"),),
-        trigger=_both(_SIGNAL_OR_WAIT, _duplicate_index),
-        example=_case(ir.Ref("int16", (2,)), Signal(ir.View(0, (
-            ir.At((ir.IntArray((0, 0), dynamic=True),)), ir.At((ir.Int(0),)))), ir.Int(1))),
-        severity=WRONG_VALUE),
     KnownFinding(
         "reshaped-view-swap-rank-mismatch",
         "signal/wait through a reshape followed by an index fail in "
