@@ -11,7 +11,7 @@ from fuzz import ir, paths
 
 NAME, COST, EVALUATES = "jax_refs", 2, True
 CONTEXT = "refs"   # refs as values under jax.jit, no Pallas kernel
-PUBLIC_RANK = 3
+PUBLIC_RANK = 2   # jax.new_ref under jax.jit: top-level JAX API
 NEEDS = ("jax.new_ref", "jax.freeze", "jax.empty_ref")   # fuzz.compat features
 
 _HARNESS = '''\

@@ -8,7 +8,7 @@ NAME, COST, EVALUATES = "run_state", 2, True
 CONTEXT = "refs"   # refs as values, no Pallas kernel around them
 SEMAPHORES = "stand-in"   # it takes arrays: an int16 one stands in for a semaphore
 RERUN = JIT = GRAD = True
-PUBLIC_RANK = 2
+PUBLIC_RANK = 3   # pl.run_state: Pallas, experimental
 
 _HARNESS = '''\
 def function():
