@@ -249,13 +249,16 @@ KNOWN_FINDINGS: tuple[KnownFinding, ...] = (
         example=_BATCHED_COUNT_STORE),
     KnownFinding(
         "vmap-while-batched-count-ref-off-leading-axis-silent",
-        "the same select as vmap-while-batched-count-ref-off-leading-axis, "
-        "where the batched predicate's shape happens to fit the carried ref "
-        "value's leading axis: no error, and a silently wrong value, the "
-        "predicate broadcast along the ref's own axis instead of its batch "
-        "axis (under vmap of vmap, a fori_loop on a batched count storing "
-        "[True, False] into a bool ref of shape (2,) batched along axes 1 and "
-        "2 gives [True, True] where the calls one by one give [False, True])",
+        "jax.vmap of a fori_loop whose trip count is batched and that stores "
+        "into a jax.new_ref batched along an axis other than 0 gives silently "
+        "wrong values where the batched predicate's shape happens to fit the "
+        "carried ref value's leading axis: the while rule's predicated select "
+        "(_pred_bcast_select_hlo) broadcasts the predicate along the ref's own "
+        "axis instead of its batch axis; where the shapes do not fit it fails "
+        "to lower (vmap-while-batched-count-ref-off-leading-axis). Under vmap "
+        "of vmap, a fori_loop on a batched count storing [True, False] into a "
+        "bool ref of shape (2,) batched along axes 1 and 2 gives [True, True] "
+        "where the calls one by one give [False, True]",
         symptoms=(("vmap-stack", r"^vmap result differs from the calls one by one$"),),
         # Broad: any wrong vmap result of an eager program with such a loop
         # (the property drew reads, addupdates and gets around it). A batching

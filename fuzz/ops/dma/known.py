@@ -188,10 +188,10 @@ KNOWN_FINDINGS = (
         severity=CRASH),
     KnownFinding(
         "tpu-interpret-on-wait-drops-unwaited-copy",
-        "under the TPU interpreter's default dma_execution_mode='on_wait', a "
-        "copy that is started and never waited on never runs: its DMA "
-        "semaphore stays 0 and the interpreter says nothing at kernel exit, "
-        "where JAX's docs (docs/pallas/tpu/distributed.md, 'Failure modes': "
+        "the TPU interpreter says nothing at kernel exit of a copy started and "
+        "never waited on under its default dma_execution_mode='on_wait' (the "
+        "copy never runs, as 'on_wait' documents, so its DMA semaphore stays "
+        "0), where JAX's docs (docs/pallas/tpu/distributed.md, 'Failure modes': "
         "'If DMAs are started but the semaphores are not waited on, the "
         "program may crash due to non-zero semaphore states') and the same "
         "interpreter under dma_execution_mode='eager' report the count left "
