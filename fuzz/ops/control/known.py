@@ -249,10 +249,10 @@ KNOWN_FINDINGS: tuple[KnownFinding, ...] = (
         example=_BATCHED_COUNT_STORE),
     KnownFinding(
         "vmap-while-batched-count-ref-off-leading-axis-silent",
-        "jax.vmap of a fori_loop whose trip count is batched and that stores "
-        "into a jax.new_ref batched along an axis other than 0 gives silently "
-        "wrong values where the batched predicate's shape happens to fit the "
-        "carried ref value's leading axis: the while rule's predicated select "
+        "jax.vmap of a fori_loop with a batched trip count that stores into a "
+        "jax.new_ref batched off axis 0 gives silently wrong values: where the "
+        "batched predicate's shape happens to fit the carried ref value's "
+        "leading axis, the while rule's predicated select "
         "(_pred_bcast_select_hlo) broadcasts the predicate along the ref's own "
         "axis instead of its batch axis; where the shapes do not fit it fails "
         "to lower (vmap-while-batched-count-ref-off-leading-axis). Under vmap "
