@@ -1,4 +1,4 @@
-# Reproducer for discharge-fuzz finding valid-runs-run_scoped-c17dcdfa.
+# Reproducer for discharge-fuzz finding valid-runs-run_scoped-d7059707.
 # Runs the kernel below on the `pallas_call` path and compares the result with what
 # a correct JAX gives. Exit status: 1 = the bug reproduces, 0 = it does not.
 # discharge-fuzz case (schema 6) on path `pallas_call`.
@@ -14,23 +14,27 @@ X64 = False  # run() under enable_x64(X64): whether 64-bit dtypes exist
 DYN = jnp.array([0], dtype=jnp.int32)  # dynamic operands, in body order
 OUT = (1,)  # one int32 slot per semaphore read
 
-def kernel(dyn, out):
-    def body(r0):
+def kernel(dyn, out, r0, e1):
+    def body(r1):
+        r1[...] = ((jax.lax.iota(jnp.int32, 1).reshape((1,)) + 1) % 7 + 1).astype(jnp.float32)
         def wrap0():
-            pl.semaphore_signal(r0, dyn[0])
+            v1 = r0[...]
+            v2 = r1[...]
         jax.jit(wrap0)()
-    pl.run_scoped(body, pltpu.VMEM((), jnp.int16))
+        e1[...] = r1[...]
+    pl.run_scoped(body, pltpu.VMEM((1,), jnp.float32))
 
-def pallas_kernel(dyn, out):
-    kernel(dyn, out, )
+def pallas_kernel(dyn, x0, out, r0, e1):
+    r0[...] = x0[...]
+    kernel(dyn, out, r0, e1, )
 
 
 def function():
     """The program as a function, and its arguments."""
     call = pl.pallas_call(
         pallas_kernel, interpret=True,
-        out_shape=(jax.ShapeDtypeStruct(OUT, jnp.int32), ))
-    return call, (DYN, )
+        out_shape=(jax.ShapeDtypeStruct(OUT, jnp.int32), jax.ShapeDtypeStruct((), jnp.int16), jax.ShapeDtypeStruct((1,), jnp.float32), ))
+    return call, (DYN, (jax.lax.iota(jnp.int32, 1).reshape(()) % 7 + 1).astype(jnp.int16), )
 
 def run():
     f, args = function()
@@ -40,7 +44,8 @@ def observe():
     """What running the kernel gives: its result avals and values, or the error."""
     try:
         with jax.enable_x64(X64):
-            results = run()
+            # (an error in a callback surfaces only when the results are ready)
+            results = jax.block_until_ready(run())
     except Exception as e:
         return {"error": type(e).__name__, "message": str(e).strip().splitlines()[0] if str(e).strip() else "",
                 "mro": [c.__name__ for c in type(e).__mro__], "text": str(e)}
@@ -49,8 +54,8 @@ def observe():
             "values": [np.asarray(r).tolist() for r in results if not isinstance(r, jax.ShapeDtypeStruct)]}
 
 import re
-EXPECTED = json.loads('{"avals": [[[1], "int32"]]}')
-EXPECTED_TEXT = "no error; results with avals [[[1], 'int32']]"
+EXPECTED = json.loads('{"avals": [[[1], "int32"], [[], "int16"], [[1], "float32"]]}')
+EXPECTED_TEXT = "no error; results with avals [[[1], 'int32'], [[], 'int16'], [[1], 'float32']]"
 
 
 def problem(actual):
