@@ -757,9 +757,10 @@ KNOWN_FINDINGS: tuple[KnownFinding, ...] = (
                   ("invalid-rejected", r"^ValueError: Did not ask for inval to be discharged but "
                                        r"it was")),
         trigger=_scoped_and_outer_refs_in_wrapper,
-        # (data refs only: a maintainer pushes back on an int16 stand-in)
-        example=ir.Case((ir.Ref("float32", (2,)), ir.Ref("float32", (2,), scoped=True)), (
-            Wrap("jit", (Get(ir.View(0)), Get(ir.View(1)))),), ("pallas_call",)),
+        # (a data ref only, read at dyn[0]: a maintainer pushes back on an
+        # int16 stand-in for a semaphore)
+        example=ir.Case((ir.Ref("float32", (2,), scoped=True),), (Wrap("jit", (Get(
+            ir.View(0, (ir.At((ir.Int(0, True),)),))),)),), ("pallas_call",)),
         severity=CRASH),
     KnownFinding(
         "wrapped-dynamic-control-flow-discharges-kept-ref",
