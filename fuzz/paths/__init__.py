@@ -228,8 +228,8 @@ OUT = ({out},)  # one int32 slot per semaphore read
 '''
 
 MESH_HEADER = '''\
-if jax.config.jax_num_cpu_devices < {devices}:  # the mesh's devices, asked for before JAX starts
-    jax.config.update("jax_num_cpu_devices", {devices})
+# the mesh's devices, asked for before JAX starts (a process that has them keeps its own)
+if jax.config.jax_num_cpu_devices < {devices}: jax.config.update("jax_num_cpu_devices", {devices})
 '''
 
 RUN = '''

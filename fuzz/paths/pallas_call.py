@@ -48,13 +48,9 @@ _ON_MESH = '''
 
 def on_mesh(call):
     """``call`` on each device of a mesh of {devices}, on its block of each operand."""
-    mesh = jax.sharding.Mesh(np.array(jax.devices()[:{devices}]), ({axis!r},))
-    spec = jax.sharding.PartitionSpec
-
-    def per_device(dyn, *blocks):
-        return tuple(y[None] for y in call(dyn, *(b[0] for b in blocks)))
-    return jax.shard_map(per_device, mesh=mesh, in_specs=(spec(), *[spec({axis!r})] * {operands}),
-                         out_specs=spec({axis!r}), check_vma=False)
+    mesh, P = jax.sharding.Mesh(jax.devices()[:{devices}], {axis!r}), jax.sharding.PartitionSpec
+    per_device = lambda dyn, *blocks: tuple(y[None] for y in call(dyn, *(b[0] for b in blocks)))
+    return jax.shard_map(per_device, mesh=mesh, in_specs=(P(), *[P({axis!r})] * {operands}), out_specs=P({axis!r}), check_vma=False)
 '''
 
 
@@ -146,7 +142,9 @@ def harness(case: ir.Case, interpret: str = INTERPRET) -> str:
         if case.devices else ""
     return _HARNESS.format(
         params=", ".join(params),
-        copies="".join(f"    r{i}[...] = x{i}[...]\n" for i in data),
+        # one line of copies (up to 5), so a snippet keeps its few lines for the kernel
+        copies="".join("    " + "; ".join(f"r{i}[...] = x{i}[...]" for i in data[k:k + 5]) + "\n"
+                       for k in range(0, len(data), 5)),
         refs="".join(f"r{i}, " for i in paths.unscoped(case)) + "".join(f"e{i}, " for i in exits),
         out=f"({grid.size}, *OUT)" if grid else "OUT",
         out_shapes="".join(f"jax.ShapeDtypeStruct({tuple(r.shape)!r}, "
