@@ -1,8 +1,23 @@
 """``abstract``: ``make_jaxpr`` of the kernel over ``AbstractRef``s, semaphore
 dtypes physicalized as interpret mode does, then ``discharge_state``. Nothing
 is evaluated. No public API discharges without evaluating, so its harness
-uses JAX internals."""
+uses JAX internals.
+
+The harness is rendered for the running JAX release, with no branch on the
+release in it (`fuzz.triage.bisect` renders a reproducer again on each
+release, and each commit, it runs it on; a script kept from filing is for
+the release it was filed on). What differs is the ``discharge_state``
+call (`_discharge_body`). It binds the mesh's axis only for a case on a
+mesh, and physicalizes semaphore dtypes (``resolve_physical_types``) only
+for a kernel with a semaphore (`physicalized`): without one, that pass
+changes no aval and only retraces the kernel (the same discharge, in full
+and in part, on some 800 generated cases)."""
 from __future__ import annotations
+
+import inspect
+
+from jax._src import core as jax_core
+from jax._src.state import discharge as state_discharge
 
 from fuzz import blame, compat, emit, ir, paths
 
@@ -14,39 +29,28 @@ MEMORY_SPACE = "jax._src.state.types.AbstractRef(memory_space=)"
 GRID = True   # it traces the kernel, which a grid leaves as it is
 MESH = True   # one device's kernel, traced and discharged with the mesh's axis bound
 
-_HARNESS = '''\
-AXES = {axes!r}  # the mesh's axis, bound as shard_map binds it (none: no mesh)
+_IMPORTS = """
+from jax._src import core
+from jax._src.state.discharge import discharge_state
+from jax._src.state.types import AbstractRef
+"""
+_PHYSICAL_IMPORT = "from jax._src.pallas.hlo_interpreter import resolve_physical_types\n"
+_PIPELINE = "pipeline"   # `fuzz.ops.control.pipeline.Pipeline`'s tag
+_AXES = "\nAXES = {axes!r}  # the mesh's axis, bound as shard_map binds it\n"
 
+_TRACE = '''
 
 def trace():
     """The kernel traced over abstract refs."""
-    from jax._src.state.types import AbstractRef
-    from jax._src import core
-    avals = [AbstractRef(core.ShapedArray(DYN.shape, jnp.int32)),
-             AbstractRef(core.ShapedArray(OUT, jnp.int32)),
-             {ref_avals}]
-    with core.extend_axis_env_nd(AXES):
-        return jax.make_jaxpr(kernel)(*avals)
+    avals = [{avals}]
+{body}
+'''
 
+_DISCHARGE = '''
 
 def discharge(closed, should_discharge=True):
-    """``closed`` with semaphore dtypes physicalized as interpret mode does,
-    then discharged (the refs ``should_discharge`` selects: all by default)."""
-    from jax._src.state.discharge import discharge_state
-    from jax._src.pallas.hlo_interpreter import resolve_physical_types
-    from jax._src import core
-    import inspect
-    with core.extend_axis_env_nd(AXES):   # both retrace the kernel's axis_index
-        jaxpr, consts = resolve_physical_types(closed.jaxpr, closed.consts)
-        if "consts" in inspect.signature(discharge_state).parameters:   # JAX < 0.10.2
-            return core.ClosedJaxpr(*discharge_state(jaxpr, consts, should_discharge=should_discharge))
-        if hasattr(core, "ClosedJaxpr"):  # JAX < 0.12
-            physical = core.ClosedJaxpr(jaxpr, consts)
-        else:
-            physical = jaxpr.with_consts(consts) if consts else jaxpr
-        strip = ({{"strip_memory_space": True}} if "strip_memory_space"  # JAX >= 0.12
-                 in inspect.signature(discharge_state).parameters else {{}})
-        return discharge_state(physical, should_discharge=should_discharge, **strip)
+    """{doc}"""
+{body}
 
 
 def run():
@@ -71,10 +75,65 @@ def _ref_aval(ref: ir.Ref) -> str:
             f"{emit.dtype_source(ref.kind)}){space})")
 
 
+def physicalized(case: ir.Case) -> bool:
+    """Whether the harness physicalizes semaphore dtypes (as interpret mode
+    does, ``resolve_physical_types``): only a kernel with a semaphore has any
+    to physicalize: a semaphore-typed ref (unscoped, scoped or the
+    collective's), or an ``emit_pipeline``, which allocates DMA semaphores
+    of its own (discharged unphysicalized: "dtype=dma_sem is not a valid
+    dtype"). Without one, the pass changes no aval and only retraces the kernel."""
+    return (any(r.is_semaphore for r in case.refs)
+            or any(s.tag == _PIPELINE for s in case.statements))
+
+
+def _discharge_body(physical: bool) -> list[str]:
+    """The running release's ``discharge_state`` of ``closed`` (its semaphore
+    dtypes physicalized first where ``physical``), returning a closed jaxpr
+    of the release's kind: of a jaxpr and its consts up to 0.10.1; of a
+    ``ClosedJaxpr`` in 0.10.2 to 0.10.x; of a ``Jaxpr`` carrying its consts
+    from 0.11.0; stripping memory spaces, as interpret mode does, from 0.11.1."""
+    params = inspect.signature(state_discharge.discharge_state).parameters
+    resolved = "resolve_physical_types(closed.jaxpr, closed.consts)"
+    mask = "should_discharge=should_discharge"
+    if "consts" in params:
+        if not physical:
+            return ["return core.ClosedJaxpr(*discharge_state(closed.jaxpr, closed.consts, "
+                    f"{mask}))"]
+        return [f"jaxpr, consts = {resolved}",
+                f"return core.ClosedJaxpr(*discharge_state(jaxpr, consts, {mask}))"]
+    if "strip_memory_space" in params:
+        mask += ", strip_memory_space=True"
+    if not physical:
+        return [f"return discharge_state(closed, {mask})"]
+    if getattr(jax_core, "ClosedJaxpr", jax_core.Jaxpr) is jax_core.Jaxpr:
+        # (a Jaxpr that carries its consts)
+        return [f"physical, _ = {resolved}", f"return discharge_state(physical, {mask})"]
+    return [f"physical = core.ClosedJaxpr(*{resolved})",   # 0.10.2 to 0.10.x
+            f"return discharge_state(physical, {mask})"]
+
+
+def _body(case: ir.Case, statements: list[str]) -> str:
+    """A function's body of ``statements``, under the mesh's axis if any
+    (both tracing and discharging retrace the kernel's axis_index)."""
+    if not case.devices:
+        return "\n".join(f"    {s}" for s in statements)
+    return "\n".join(["    with core.extend_axis_env_nd(AXES):",
+                      *(f"        {s}" for s in statements)])
+
+
 def harness(case: ir.Case) -> str:
-    return _HARNESS.format(axes=[(ir.MESH_AXIS, case.devices)] if case.devices else [],
-                           ref_avals=", ".join(
-        _ref_aval(case.refs[i]) for i in paths.kernel_refs(case)))
+    physical = physicalized(case)
+    avals = ",\n             ".join([
+        f"AbstractRef(core.ShapedArray({paths.dyn(case).shape!r}, jnp.int32))",
+        "AbstractRef(core.ShapedArray(OUT, jnp.int32))",
+        *(_ref_aval(case.refs[i]) for i in paths.kernel_refs(case))])
+    doc = ("``closed``, semaphore dtypes physicalized as interpret mode does, discharged."
+           if physical else "``closed`` discharged: the refs ``should_discharge`` selects.")
+    text = _IMPORTS + (_PHYSICAL_IMPORT if physical else "")
+    if case.devices:
+        text += _AXES.format(axes=[(ir.MESH_AXIS, case.devices)])
+    text += _TRACE.format(avals=avals, body=_body(case, ["return jax.make_jaxpr(kernel)(*avals)"]))
+    return text + _DISCHARGE.format(doc=doc, body=_body(case, _discharge_body(physical)))
 
 
 def results(case: ir.Case) -> list[tuple[str, paths.Aval]]:
