@@ -18,8 +18,7 @@ MASK = {mask!r}  # which of dyn, out, r... to discharge
 INITS = [DYN, np.zeros(OUT, np.int32), {inits}]
 
 
-def evaluated(jaxpr, *args):
-    from jax._src import core
+def evaluated(jaxpr, *args):  # (core: the abstract path's program imports it)
     return list(core.eval_jaxpr(jaxpr.jaxpr, jaxpr.consts, *args))
 
 

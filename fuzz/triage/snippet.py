@@ -109,7 +109,10 @@ def _pruned(text: str) -> str:
         for node in tree.body:
             first = min([node.lineno, *(d.lineno for d in getattr(node, "decorator_list", ()))])
             rest = "".join(lines[:first - 1] + lines[node.end_lineno:])
-            if (name := _defined(node)) and not re.search(rf"\b{name}\b", rest):
+            # (a comment naming it, "run() under enable_x64", is no use of it)
+            code = "\n".join(_COMMENT.sub("", line) for line in rest.splitlines()
+                              if not line.lstrip().startswith("#"))
+            if (name := _defined(node)) and not re.search(rf"\b{name}\b", code):
                 text = rest
                 break
         else:
