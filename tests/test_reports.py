@@ -115,6 +115,22 @@ def test_report_all_relabels_a_finding_as_this_jax_shows_it(tmp_path):
     assert "| still failing | exception | trace |" in (tmp_path / "reports" / reports.INDEX).read_text()
 
 
+def test_report_all_renders_a_reproducer_again_on_this_jax(tmp_path):
+    """A stored script written for another release (the abstract path
+    renders only what its release needs) is rendered again on this JAX
+    before it is checked, not run as it was filed: an API it calls that
+    this JAX lacks would otherwise read as the bug reproducing."""
+    finding = _file(tmp_path, "check-sem-avals-last-transform-not-indexer")
+    record = tmp_path / "reports" / f"{finding.id}.json"
+    data = json.loads(record.read_text())
+    stale = data["reproducer"]["script"].replace("def kernel(", "import no_such_module\ndef kernel(", 1)
+    record.write_text(json.dumps({**data, "reproducer": {**data["reproducer"], "script": stale}}))
+    assert cli.main(["report", "--all", "--corpus-dir", str(tmp_path / "corpus"),
+                     "--reports-dir", str(tmp_path / "reports")]) == exits.EXIT_OK
+    repro = json.loads(record.read_text())["reproducer"]
+    assert "no_such_module" not in repro["script"] and repro["status"] == "reproduces", repro
+
+
 def test_report_cli_files_a_case_and_counts_it_again(tmp_path, capsys):
     regression = REGRESSIONS[0]
     _skip_unless_bad_here(regression)

@@ -212,7 +212,13 @@ def _report_all(args) -> int:
             else:   # labelled as this JAX shows it (records filed before a label was mended)
                 finding.symptom, finding.stage = now[0].symptom_of(), findings.stage_of(now[0])
                 if not args.no_verify and finding.reproducer.get("script"):
-                    finding.reproducer.update(reproducer.check_script(finding.reproducer["script"]))
+                    # Rendered again on this JAX: a path renders only what the
+                    # release it runs on needs (the abstract path's discharge call).
+                    repro = finding.reproducer
+                    script = reproducer.rendered(entry.case, repro["path"], finding.id,
+                                                 **reproducer.rendering(repro),
+                                                 comparison=repro.get("comparison"))
+                    repro.update(script=script, **reproducer.check_script(script))
         else:
             fixed, finding.status = True, "fixed in this JAX"
         reports.write(args.reports_dir, finding)
