@@ -168,12 +168,14 @@ def _while_over_a_float_ref(case: ir.Case, k: int) -> bool:
 def _uses_a_ref_it_is_not_given(pipe) -> bool:
     """A pipeline as the emit_pipeline primitive whose block uses a ref
     other than its blocks (one the kernel has, closed over; ``dyn``, read
-    for a dynamic index, is one too), or signals or waits on one of its
-    blocks (an int16 stand-in for a semaphore)."""
+    for a dynamic index, is one too, and so is a jax.shard_map, which takes
+    ``dyn`` as an argument), or signals or waits on one of its blocks (an
+    int16 stand-in for a semaphore)."""
     return not pipe.inline and (any(
         v.ref not in pipe.xs or s.family == "semaphore"
         for s in ir.flat(pipe.body) for v in ir.views(s))
-        or _reads_dyn(pipe.body))
+        or _reads_dyn(pipe.body)
+        or any(isinstance(s, Wrap) and s.via == "shard_map" for s in ir.flat(pipe.body)))
 
 
 def _wrapping_an_inlined_pipeline(wrap) -> bool:
