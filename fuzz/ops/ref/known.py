@@ -495,6 +495,10 @@ KNOWN_FINDINGS: tuple[KnownFinding, ...] = (
             ("grad-matches", r"derivatives of .*: ValueError: Cannot lower jaxpr with verifier "
                              r"errors"),
             ("control-unrolled", r"^results differ when every loop and cond is unrolled"),
+            # ...unrolled, the wrong-shaped value meets the ref's next use
+            # (the README's main job, a clean clone, this stop).
+            ("control-unrolled", r"^the unrolled program raised (ValueError: Incompatible shapes "
+                                 r"for broadcasting|" + _WRONG_SHAPE_DOWNSTREAM + ")"),
             ("path-vs-path", r"^final r\d+ differs between"),
             # Re-indexed as one static index, the store no longer goes wrong.
             ("chain-equivalence", r"^results differ when every view is one static index")),
