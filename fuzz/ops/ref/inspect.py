@@ -41,8 +41,7 @@ class Inspect(RefOp):
 
     def check(self, case, n):
         for view in self.views:
-            if case.refs[view.ref].is_semaphore:
-                raise ir.IRError(f"statement {n}: {self.tag} of a semaphore")
+            RefOp.check(replace(self, view=view, others=()), case, n)
             if view.named:
                 raise ir.IRError(f"statement {n}: the debug primitives take a whole ref "
                                  "(or a step's slice of one)")
