@@ -221,6 +221,9 @@ class Statement:
     # Whether the statement writes a slot of ``out`` (a semaphore read): only
     # at the top level, where it runs exactly once.
     writes_out: ClassVar[bool] = False
+    # Whether it allocates semaphores of its own (a pipeline's DMA semaphores),
+    # which discharge takes only physicalized, as interpret mode makes them.
+    allocates_semaphores: ClassVar[bool] = False
 
     def blocks(self) -> tuple[tuple[Statement, ...], ...]:
         """The nested blocks, in numbering order."""

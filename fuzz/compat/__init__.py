@@ -9,9 +9,10 @@ Python 3.11 up to 0.10.x, 3.12 from 0.11.0.
   `has`, `lacking` and `ENABLE_X64` answer for the running release; a case
   that needs what it lacks is not applicable there (`fuzz.paths`).
 - JAX internals the oracles hook, detected where they are used, since they
-  move between patch releases: ``discharge_state`` takes a ``ClosedJaxpr``
-  (up to 0.11) or a closed ``Jaxpr`` (0.12: the abstract path's harness,
-  fuzz/paths/abstract.py, handles both, as its reproducers must); discharge
+  move between patch releases: ``discharge_state`` takes a jaxpr and its
+  consts, a ``ClosedJaxpr`` or a closed ``Jaxpr`` (the abstract path's
+  harness, fuzz/paths/abstract.py, renders the running release's call, as a
+  reproducer is rendered on the release it runs on); discharge
   rules are ``rule(in_avals, out_avals, *args, **params)`` up to 0.11.1 and
   ``rule(ctx, *args, **params)`` with ``ctx.in_avals`` from 0.11.2.
 """

@@ -35,7 +35,6 @@ from jax._src.state.discharge import discharge_state
 from jax._src.state.types import AbstractRef
 """
 _PHYSICAL_IMPORT = "from jax._src.pallas.hlo_interpreter import resolve_physical_types\n"
-_PIPELINE = "pipeline"   # `fuzz.ops.control.pipeline.Pipeline`'s tag
 _AXES = "\nAXES = {axes!r}  # the mesh's axis, bound as shard_map binds it\n"
 
 _TRACE = '''
@@ -79,11 +78,12 @@ def physicalized(case: ir.Case) -> bool:
     """Whether the harness physicalizes semaphore dtypes (as interpret mode
     does, ``resolve_physical_types``): only a kernel with a semaphore has any
     to physicalize: a semaphore-typed ref (unscoped, scoped or the
-    collective's), or an ``emit_pipeline``, which allocates DMA semaphores
-    of its own (discharged unphysicalized: "dtype=dma_sem is not a valid
-    dtype"). Without one, the pass changes no aval and only retraces the kernel."""
+    collective's), or a statement that allocates semaphores of its own (an
+    ``emit_pipeline``'s DMA semaphores; discharged unphysicalized: "dtype=dma_sem
+    is not a valid dtype"). Without one, the pass changes no aval and only
+    retraces the kernel."""
     return (any(r.is_semaphore for r in case.refs)
-            or any(s.tag == _PIPELINE for s in case.statements))
+            or any(s.allocates_semaphores for s in case.statements))
 
 
 def _discharge_body(physical: bool) -> list[str]:

@@ -48,6 +48,7 @@ class Pipeline(SlicingOp):
     inline: bool = False
     tag = "pipeline"
     block_fields = ("body",)
+    allocates_semaphores = True   # (its buffers' DMA semaphores)
 
     @property
     def primitive(self) -> str:
