@@ -112,10 +112,8 @@ class LeftoverMissed(OracleFailure):
         if path != "tpu_interpret" or "pltpu.InterpretParams()" not in (
                 text := paths.program(case, path)[0]):
             return None
-        function = next(n for n in ast.parse(text).body
-                        if isinstance(n, ast.FunctionDef) and n.name == "function")
-        *body, returned = function.body[1:]   # (after its docstring)
-        call, args = (ast.get_source_segment(text, e) for e in returned.value.elts)
+        body, *returned = paths.function_parts(text)
+        call, args = (ast.get_source_segment(text, e) for e in returned)
         lines = text.splitlines(keepends=True)[body[0].lineno - 1:body[-1].end_lineno] if body else []
         source = ("\n\ndef left_over(mode):\n"
                   + "".join(lines).replace("pltpu.InterpretParams()",

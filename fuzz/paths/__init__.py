@@ -310,6 +310,16 @@ def run(case: ir.Case, path: str, **options) -> Outcome:
 # The path modules use the helpers above, so they load last.
 # --- a path's program as a plain function (what an oracle's comparison calls) --
 
+def function_parts(text: str) -> tuple[list[ast.stmt], ast.expr, ast.Tuple]:
+    """A program's ``function()`` (``text``, `program`'s), as nodes: the
+    statements before its return, and the call and the arguments it returns."""
+    function = next(n for n in ast.parse(text).body
+                    if isinstance(n, ast.FunctionDef) and n.name == "function")
+    *before, returned = function.body[1:]   # (after its docstring)
+    call, args = returned.value.elts
+    return before, call, args
+
+
 def function_source(case: ir.Case, path: str, params: list[int], results: list[int],
                     name: str = "f") -> tuple[str, list[str]]:
     """``path``'s program as a function ``name`` of some of its argument
@@ -321,10 +331,7 @@ def function_source(case: ir.Case, path: str, params: list[int], results: list[i
     snippet to merge with the kernel) does; another's calls what its
     ``function()`` returns."""
     text = program(case, path)[0]
-    function = next(n for n in ast.parse(text).body
-                    if isinstance(n, ast.FunctionDef) and n.name == "function")
-    *before, returned = function.body[1:]   # (after its docstring)
-    call, args = returned.value.elts
+    before, call, args = function_parts(text)
     leaves = list(_leaves(args))
     sources = [ast.get_source_segment(text, leaf) for leaf in leaves]
     named = {"DYN": "dyn", **{initial_source(case, i): f"x{i}" for i in unscoped(case)}}
