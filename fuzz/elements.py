@@ -91,9 +91,12 @@ def canonical(case: ir.Case) -> ir.Case | None:
 
     if next(ir.walk(case.body, ir.MeshIndex), None) is not None:
         return None   # a device's row is not one static index
-    if any(positions(*inside(v), case.refs[v.ref].bits).shape != ()
-           or any(isinstance(t, ir.Bitcast) for t in v.transforms)
-           for v in ir.walk(case.body, ir.View)):
+    try:
+        if any(positions(*inside(v), case.refs[v.ref].bits).shape != ()
+               or any(isinstance(t, ir.Bitcast) for t in v.transforms)
+               for v in ir.walk(case.body, ir.View)):
+            return None
+    except ModelError:   # an invalid program's view (out of bounds, say) denotes nothing
         return None
 
     def simple(view):

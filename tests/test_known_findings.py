@@ -6,6 +6,9 @@ import pytest
 from fuzz import ir, oracles
 from fuzz.suppressions import known_findings, seen_on
 from fuzz.triage import bisect
+from fuzz.ops.control.loop import Loop
+from fuzz.ops.ref.get import Get
+from fuzz.ops.ref.masked_load import MaskedLoad
 from hunting import needs, premise
 
 
@@ -80,3 +83,18 @@ def test_an_example_whose_oracle_cannot_run_here_is_not_measured_good(monkeypatc
         else real(features)))
     assert bisect.judge_suppressions([entry])["known"][entry] == \
         f"n/a: JAX {jax.__version__} has no jax.new_ref (as if)"
+
+
+def test_the_masked_static_index_trigger_answers_on_nested_and_invalid_cases():
+    """Two ways it once raised: a masked load nested in a loop (statement k
+    is no top-level statement of the rewritten case) and an out-of-bounds
+    view (no element to rewrite it to)."""
+    k = known_findings.BY_ID["masked-ops-static-int-index"]
+    dyn = ir.View(0, (ir.At((ir.Int(1, True),)),))
+    nested = ir.Case((ir.Ref("int32", (2,)),), (
+        Loop(ir.Int(1), (Get(ir.View(0, (ir.At((ir.Int(0),)),))),)), Loop(ir.Int(1), (MaskedLoad(dyn),))))
+    assert [known_findings.has_trigger(k, nested, n) for n in range(4)] == [False] * 3 + [True]
+    out_of_bounds = ir.Case((ir.Ref("int32", (2,)), ir.Ref("int32", (0,))), (
+        MaskedLoad(dyn), Get(ir.View(1, (ir.At((ir.Int(-1),)),)))),
+        expect=ir.ExpectedError("IndexError", "out of bounds"))
+    assert not known_findings.has_trigger(k, out_of_bounds, 0)

@@ -53,9 +53,9 @@ def trigger_statements(k: KnownFinding, failure) -> list[int]:
             return []
         inside = range(at + 1, at + ir.size(case.statements[at]))
         return [n for n in (at, *ir.enclosing(case.body, at), *inside)
-                if _has_trigger(k, case, n)]
+                if has_trigger(k, case, n)]
     return [n for n, stmt in enumerate(case.statements)
-            if failure.primitive in (ir.primitive(stmt), "?") and _has_trigger(k, case, n)]
+            if failure.primitive in (ir.primitive(stmt), "?") and has_trigger(k, case, n)]
 
 
 # The statement families an entry of each family is about, unless it says
@@ -64,7 +64,7 @@ def trigger_statements(k: KnownFinding, failure) -> list[int]:
 _ABOUT = {"semaphore": ("semaphore", "ref"), "ref": ("semaphore", "ref")}
 
 
-def _has_trigger(k: KnownFinding, case: ir.Case, n: int) -> bool:
+def has_trigger(k: KnownFinding, case: ir.Case, n: int) -> bool:
     """Statement ``n`` is of the kind ``k`` is about and has its trigger."""
     family = FAMILY[k.id]
     about = k.about or _ABOUT.get(family, (family,))

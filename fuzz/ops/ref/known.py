@@ -112,7 +112,7 @@ def _masked_static_int_index(case: ir.Case, k: int) -> bool:
     return _static_int_last(case.statements[k]) or (
         isinstance(case.statements[k], (MaskedLoad, MaskedStore))
         and (rewritten := elements.canonical(case)) is not None
-        and _static_int_last(rewritten.body[k]))
+        and _static_int_last(rewritten.statements[k]))
 
 
 def _masked_store_through_transforms(case: ir.Case, k: int) -> bool:
