@@ -31,6 +31,13 @@
                         campaigns (default 5) of BUDGET seconds (default 60), 2 workers,
                         beside the same seeds unplanted: per family the median time
                         to its first new finding the unplanted run did not have
+    python -m fuzz.bench_campaign reach CASES [SEEDS]
+                        the generator's reach, without running JAX: for each
+                        setting of the swarm lever, SEEDS (default 3) draws of
+                        CASES cases each, and per benchmark bug how many of them
+                        have its trigger (`known_findings`' trigger, a
+                        necessary condition of the bug): a bug no case triggers
+                        cannot be exposed, whatever runs the cases
     python -m fuzz.bench_campaign orphans [KILLS]
                         `kill -9` of a 2-worker campaign's supervisor KILLS
                         times (default 10), each at a random moment: how many
@@ -256,7 +263,8 @@ def _per_minute(counts: list[dict], runs) -> dict:
 
 # Each lever's settings, the first today's default: (name, campaign options).
 LEVERS = {
-    "swarm": [("default", {}), ("swarm", {"strategies": ["swarm", "invalid"]})],
+    "swarm": [("default", {}), ("swarm", {"strategies": ["swarm", "invalid"]}),
+              ("both", {"strategies": ["valid", "swarm", "invalid"]})],
     "schedule": [("all", {"schedule": "all"}), ("cost", {"schedule": "cost"})],
     "mode": [("hypothesis", {"mode": "hypothesis"}), ("atheris", {"mode": "atheris"}),
              ("mixed", {"mode": "mixed"})],
@@ -281,7 +289,58 @@ def lever(which, seconds, seeds, wanted=None):
         print(json.dumps({"kind": kind, **row}))
 
 
+def _drawn(strategy_names, n, seed) -> list:
+    """``n`` cases as a campaign's Hypothesis worker draws them (generation
+    only: no database, no shrinking)."""
+    from hypothesis import HealthCheck, Phase, given, seed as hseed, settings, strategies as st
+    # (imported here: the other benchmarks run JAX and need none of it)
+    from fuzz.campaign.property import STRATEGY_MAKERS
+    cases = []
+
+    @hseed(seed)
+    @settings(max_examples=n, deadline=None, database=None, phases=[Phase.generate],
+              suppress_health_check=list(HealthCheck))
+    @given(st.one_of(*[STRATEGY_MAKERS[name]() for name in strategy_names]))
+    def draw(case):
+        cases.append(case)
+    draw()
+    return cases
+
+
+def reach(n, seeds=3):
+    """Per benchmark bug, the cases of each swarm-lever setting that have its
+    trigger: see the module's docstring."""
+    from fuzz.suppressions import known_findings   # (here: see `_drawn`)
+    bugs = [(b, known_findings.BY_ID[b.id]) for b in rediscovery.CATALOGUE]
+    settings = [(name, options.get("strategies", CampaignConfig(0).strategies))
+                for name, options in LEVERS["swarm"]]
+    counts = {}
+    for name, strategy_names in settings:
+        counts[name] = {b.id: [] for b, _ in bugs}
+        for seed in range(seeds):
+            cases = _drawn(strategy_names, n, seed)
+            for b, k in bugs:
+                counts[name][b.id].append(sum(any(
+                    known_findings.has_trigger(k, case, at) for at in range(len(case.statements)))
+                    for case in cases))
+        print(json.dumps({"setting": name, "strategies": strategy_names, "cases": n,
+                          "seeds": seeds}), flush=True)
+    print(f"\nper bug, the cases of {n} (each seed's) that have its trigger")
+    print(f"{'kind':<6}{'bug':<56}" + "".join(f"{name:>18}" for name, _ in settings))
+    for b, _ in sorted(bugs, key=lambda bk: (bk[0].kind, bk[0].id)):
+        print(f"{b.kind:<6}{b.id:<56}" + "".join(
+            f"{','.join(map(str, counts[name][b.id])):>18}" for name, _ in settings))
+    for kind in ("fixed", "live"):
+        print(json.dumps({"kind": kind, "bugs": sum(b.kind == kind for b, _ in bugs), **{
+            name: {"triggered_in_every_seed": sum(
+                       min(ts) > 0 for i, ts in counts[name].items() if rediscovery.BY_ID[i].kind == kind),
+                   "never_triggered": sum(
+                       max(ts) == 0 for i, ts in counts[name].items() if rediscovery.BY_ID[i].kind == kind)}
+            for name, _ in settings}}))
+
+
 def _children(pid) -> list[int]:
+
     kids = []
     for entry in os.listdir("/proc"):
         try:
@@ -346,6 +405,8 @@ def main(argv=None):
     which = argv[0] if argv else "throughput"
     seconds = float(argv[1]) if len(argv) > 1 else 60.0
     with recording(f"bench_campaign_{which}", write_docs, "fuzz.bench_campaign", argv):
+        if which == "reach":
+            return reach(int(seconds), int(argv[2]) if len(argv) > 2 else 3)
         if which == "orphans":
             return orphans(int(argv[1]) if len(argv) > 1 else 10)
         if which == "rediscover" or which in LEVERS:

@@ -323,10 +323,12 @@ def programs(draw, *, kinds=ir.SEMAPHORE_KINDS, shapes=None, max_semaphores=3,
 @st.composite
 def swarm_programs(draw, **options):
     """`programs` under swarm testing (Groce et al., ISSTA 2012): each case
-    first draws which statement kinds and view transforms it may use (each
-    kept with even odds, at least one of each), so that a kind that crowds
-    out another in most cases is left out in some, and rare combinations
-    get whole cases of their own. Shrinks towards fewer kinds."""
+    first draws which statement kinds, view transforms and data dtypes it may
+    use (each kept with even odds, at least one of each), so that a kind
+    that crowds out another in most cases is left out in some, and rare
+    combinations (a bool ref under a wrapper, two float refs) get whole
+    cases of their own. Shrinks towards fewer kinds."""
+    options.setdefault("data_dtypes", draw(_kept(ir.DATA_DTYPES)))
     return draw(programs(ops=draw(_kept(all_ops())), transforms=draw(_kept(TRANSFORM_KINDS)),
                          **options))
 

@@ -96,6 +96,9 @@ def check_property(case, stats: Stats = SESSION, include_known=False, *,
     return report
 
 
+# Each of `STRATEGIES`' strategy of cases.
+STRATEGY_MAKERS = dict(zip(STRATEGIES, (programs, invalid_programs, swarm_programs)))
+
 _SLOW_OK = [HealthCheck.too_slow, HealthCheck.data_too_large, HealthCheck.filter_too_much]
 
 
@@ -104,12 +107,11 @@ def campaign_test(body, strategy_names, *, database, max_examples: int, phases):
     ``body(case)`` over valid, invalid and/or swarm programs (``strategy_names``:
     `STRATEGIES`).
     One test, so Hypothesis and atheris share its database entries."""
-    make = dict(zip(STRATEGIES, (programs, invalid_programs, swarm_programs)))
 
     @settings(max_examples=max_examples, deadline=None, database=database,
               report_multiple_bugs=True, print_blob=False, phases=phases,
               suppress_health_check=_SLOW_OK)
-    @given(st.one_of(*[make[name]() for name in strategy_names]))
+    @given(st.one_of(*[STRATEGY_MAKERS[name]() for name in strategy_names]))
     def campaign(case):
         body(case)
     return campaign
