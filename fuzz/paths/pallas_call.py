@@ -46,11 +46,9 @@ def function():
 # kernel's, so shard_map checks no varying axes).
 _ON_MESH = '''
 
-def on_mesh(call):
+def on_mesh(call, P=jax.sharding.PartitionSpec):
     """``call`` on each device of a mesh of {devices}, on its block of each operand."""
-    mesh, P = jax.sharding.Mesh(jax.devices()[:{devices}], {axis!r}), jax.sharding.PartitionSpec
-    per_device = lambda dyn, *blocks: tuple(y[None] for y in call(dyn, *(b[0] for b in blocks)))
-    return jax.shard_map(per_device, mesh=mesh, in_specs=(P(), *[P({axis!r})] * {operands}), out_specs=P({axis!r}), check_vma=False)
+    return jax.shard_map(lambda dyn, *blocks: tuple(y[None] for y in call(dyn, *(b[0] for b in blocks))), mesh=jax.sharding.Mesh(jax.devices()[:{devices}], {axis!r}), in_specs=(P(), *[P({axis!r})] * {operands}), out_specs=P({axis!r}), check_vma=False)
 '''
 
 

@@ -22,7 +22,7 @@ from __future__ import annotations
 import ast
 import re
 
-from fuzz import ir, paths
+from fuzz import compat, ir, paths
 from fuzz.triage import releases
 
 _COMMENT = re.compile(r"\s+#\s.*$")
@@ -42,6 +42,8 @@ _IMPORTS = {"import numpy as np": r"\bnp\.",
             "from jax.experimental.pallas import triton as plgpu": r"\bplgpu\.",
             "import json": r"\bjson\."}
 WIDTH = 100
+# The reproducer's mesh header: its device count, asked for where the process has fewer.
+_DEVICES = re.compile(r'if jax\.config\.jax_num_cpu_devices < \d+: (jax\.config\.update\("jax_num_cpu_devices", \d+\))$')
 
 
 def snippet(case: ir.Case, path: str, *, jit: bool = False, said: str = "",
@@ -79,9 +81,12 @@ def snippet(case: ir.Case, path: str, *, jit: bool = False, said: str = "",
     body = "\n".join(lines)
     kept = [line for line in lines if line not in _IMPORTS or re.search(_IMPORTS[line], body)]
     kept = _imports_joined(kept)
-    if x64:   # what the reproducer's enable_x64(X64) does, for the whole snippet
-        kept.insert(next(i for i, line in enumerate(kept) if not line.startswith(("import", "from"))),
-                    'jax.config.update("jax_enable_x64", True)')
+    # The snippet starts JAX itself: its mesh's devices asked for outright.
+    kept = [m.group(1) if (m := _DEVICES.match(line)) else line for line in kept]
+    if x64:   # as the reproducer runs: under the enable_x64 context manager, which
+        # (thread-local) reaches less than the global flag: not a TPU interpreter's callbacks
+        kept = [f"with {compat.ENABLE_X64}(True): {line}" if line.startswith("print(") else line
+                for line in kept]
     if said:
         kept.append("# " + " ".join(said.split()))
     return "\n".join(kept) + "\n"
@@ -194,7 +199,13 @@ def _returns_inlined(lines: list[str]) -> list[str]:
 
 
 def _imports_joined(lines: list[str]) -> list[str]:
-    """``lines`` with its ``import x`` lines as one."""
+    """``lines`` with its ``import x`` lines as one, and its ``from x import
+    y`` lines as another."""
+    froms = [line for line in lines if re.match(r"from [\w.]+ import \w+( as \w+)?$", line)]
+    if len(froms) >= 2:
+        at = lines.index(froms[0])
+        lines = [line for line in lines if line not in froms]
+        lines.insert(at, "; ".join(froms))
     plain = [line for line in lines if re.match(r"import [\w.]+( as \w+)?$", line)]
     if len(plain) < 2:
         return lines
