@@ -238,27 +238,18 @@ def find_commits(bugs, jax_repo: str = JAX_REPO, say=print) -> dict[str, dict]:
                 return seen[n]
 
             for i in ids:
-                lo, hi, skipped = 0, len(commits) - 1, set()
                 # The merge base may run on neither jaxlib (its version is the
                 # one before the older release's): the older release is bad.
-                ends = verdicts(lo) or {i: "bad"}, verdicts(hi)
+                ends = verdicts(0) or {i: "bad"}, verdicts(len(commits) - 1)
                 if ends[1] is None or ends[0][i] != "bad" or ends[1][i] == "bad":
                     results[i] = {"error": f"the ends of {older}..{newer} say "
                                   f"{[e and e[i] for e in ends]}: nothing to bisect"}
                     continue
                 fixed = ends[1][i]
-                while hi - lo > 1 and len(skipped) < MAX_SKIPPED:
-                    mid = (lo + hi) // 2
-                    untried = sorted(set(range(lo + 1, hi)) - skipped, key=lambda n: (abs(n - mid), n))
-                    if not untried:
-                        break
-                    v = verdicts(untried[0])
-                    if v is None or v[i] not in ("bad", fixed):   # neither end's verdict
-                        skipped.add(untried[0])
-                    elif v[i] == "bad":
-                        lo = untried[0]
-                    else:
-                        hi = untried[0]
+                # (a verdict neither end's: the fuzzer asks an API the sources lack)
+                lo, hi, _, skipped = bisect.narrowed(0, len(commits) - 1, lambda n: (
+                    None if (v := verdicts(n)) is None or v[i] not in ("bad", fixed)
+                    else v[i] == "bad"), MAX_SKIPPED)
                 if hi - lo > 1:
                     results[i] = {"error": f"{hi - lo} commits left between {commits[lo][:12]} "
                                   f"and {commits[hi][:12]} ({len(skipped)} skipped)"}

@@ -9,7 +9,7 @@ import pytest
 from fuzz import compat, oracles, rediscovery
 from fuzz.rediscovery import BY_ID, CATALOGUE, FIXED, LIVE, Bug
 from fuzz.suppressions import known_findings, seen_on
-from fuzz.triage import releases
+from fuzz.triage import bisect, releases
 
 # Two live bugs of different families with cheap examples, and a fixed bug
 # whose example runs cleanly from 0.9.1 on.
@@ -99,3 +99,22 @@ def test_considering_puts_back_the_running_releases_known_findings():
     with rediscovery.considering(entry):
         assert entry in known_findings.KNOWN
     assert known_findings.KNOWN is before
+
+
+def test_one_bisection_narrows_both_a_finding_and_a_fixed_bug():
+    """`bisect.narrowed`, which `discharge-fuzz bisect --jax-repo` and
+    `rediscovery.find_commits` share: the first commit that behaves as the
+    newer end does, skipping those that cannot be judged, up to a limit."""
+    first_new = 13
+    judged = []
+
+    def as_before(i, unjudged=frozenset({6, 7, 12})):
+        judged.append(i)
+        return None if i in unjudged else i < first_new
+    lo, hi, tested, skipped = bisect.narrowed(0, 20, as_before)
+    assert (lo, hi) == (11, 13) and skipped == {12} and tested == len(judged)
+    # 12 cannot be judged: the change is in 11..13, and both ends say so
+    lo, hi, _, skipped = bisect.narrowed(0, 20, lambda i: None if i in range(3, 18) else i < 10,
+                                         max_skipped=4)
+    assert hi - lo > 1 and len(skipped) == 4
+    assert bisect.narrowed(0, 20, lambda i: i < 1)[:2] == (0, 1)

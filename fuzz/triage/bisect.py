@@ -364,23 +364,38 @@ def bisect_commits(repo: str, request: dict, older: str, newer: str, envs: dict,
             raise BisectError(f"{request['id']}: the tags of {older} and {newer} (their merge base "
                               f"and the newer tag) give {before} and {after}, not the releases' "
                               "change: nothing to bisect")
-        lo, hi, tested, skipped = 0, len(commits) - 1, 2, set()
-        while hi - lo > 1:
-            mid = (lo + hi) // 2
-            for i in sorted(set(range(lo + 1, hi)) - skipped, key=lambda i: (abs(i - mid), i)):
-                v = verdict(i)
-                tested += 1
-                if v is None:
-                    skipped.add(i)
-                    continue
-                lo, hi = (i, hi) if v == before else (lo, i)
-                break
-            else:
-                break   # every commit left between them is skipped
+        lo, hi, tested, skipped = narrowed(0, len(commits) - 1, lambda i: (
+            None if (v := verdict(i)) is None else v == before))
     first = commits[hi]
     return {"first": first, "last_before": commits[lo],
             "subject": _git(repo, "log", "-1", "--format=%s", first),
-            "tested": tested, "skipped": len(skipped), "left": commits[lo + 1:hi + 1]}
+            "tested": tested + 2, "skipped": len(skipped), "left": commits[lo + 1:hi + 1]}
+
+
+def narrowed(lo: int, hi: int, as_before, max_skipped: int | None = None):
+    """Bisection of the commits ``lo..hi`` (by number; ``lo`` on the old
+    side, ``hi`` on the new): ``as_before(i)`` says whether commit ``i``
+    behaves as ``lo`` does (True), as ``hi`` does (False), or cannot be
+    judged (None: skipped, its neighbours nearest the middle tried instead).
+    ``(lo, hi, tested, skipped)``: the last old and first new commit found
+    (adjacent unless every commit between is skipped, or ``max_skipped``
+    were), how many were judged, and which were skipped."""
+    tested, skipped = 0, set()
+    while hi - lo > 1 and (max_skipped is None or len(skipped) < max_skipped):
+        mid = (lo + hi) // 2
+        untried = sorted(set(range(lo + 1, hi)) - skipped, key=lambda i: (abs(i - mid), i))
+        if not untried:
+            break
+        i = untried[0]
+        tested += 1
+        side = as_before(i)
+        if side is None:
+            skipped.add(i)
+        elif side:
+            lo = i
+        else:
+            hi = i
+    return lo, hi, tested, skipped
 
 
 def environments(wanted: list[str], cache, tool, say) -> tuple[dict, dict]:
