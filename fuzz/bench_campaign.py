@@ -19,21 +19,22 @@
                         time to exposure over its trials (the campaigns on the
                         releases it lives on; a miss counts as BUDGET) and how
                         many exposed it
-    python -m fuzz.bench_campaign swarm|schedule|mode BUDGET SEEDS [--releases R1,...]
+    python -m fuzz.bench_campaign swarm|refs|schedule|mode BUDGET SEEDS [--releases R1,...]
                         one lever, side by side: rediscover with each of its
-                        settings (`LEVERS`: swarm,invalid against the default
-                        strategies; --schedule cost against all; --mode atheris
-                        and mixed against hypothesis), the same seeds and
-                        releases (default: the newest)
+                        settings (`LEVERS`: swarm,invalid and valid,swarm,invalid
+                        against the default strategies; valid,refs,invalid
+                        against them; --schedule cost against all; --mode
+                        atheris and mixed against hypothesis), the same seeds
+                        and releases (default: the newest)
     PYTHONPATH=tests python -m fuzz.bench_campaign planted [BUDGET] [SEEDS]
                         one wrong-value bug planted per family (tests/campaign_plants.py
                         FAMILY_PLANTS: a discharge rule off by one), each in SEEDS
                         campaigns (default 5) of BUDGET seconds (default 60), 2 workers,
                         beside the same seeds unplanted: per family the median time
                         to its first new finding the unplanted run did not have
-    python -m fuzz.bench_campaign reach CASES [SEEDS]
+    python -m fuzz.bench_campaign reach CASES [SEEDS] [--lever swarm|refs]
                         the generator's reach, without running JAX: for each
-                        setting of the swarm lever, SEEDS (default 3) draws of
+                        setting of the lever (default swarm), SEEDS (default 3) draws of
                         CASES cases each, and per benchmark bug how many of them
                         have its trigger (`known_findings`' trigger, a
                         necessary condition of the bug): a bug no case triggers
@@ -265,6 +266,7 @@ def _per_minute(counts: list[dict], runs) -> dict:
 LEVERS = {
     "swarm": [("default", {}), ("swarm", {"strategies": ["swarm", "invalid"]}),
               ("both", {"strategies": ["valid", "swarm", "invalid"]})],
+    "refs": [("default", {}), ("refs", {"strategies": ["valid", "refs", "invalid"]})],
     "schedule": [("all", {"schedule": "all"}), ("cost", {"schedule": "cost"})],
     "mode": [("hypothesis", {"mode": "hypothesis"}), ("atheris", {"mode": "atheris"}),
              ("mixed", {"mode": "mixed"})],
@@ -307,13 +309,14 @@ def _drawn(strategy_names, n, seed) -> list:
     return cases
 
 
-def reach(n, seeds=3):
-    """Per benchmark bug, the cases of each swarm-lever setting that have its
-    trigger: see the module's docstring."""
+def reach(n, seeds=3, which="swarm"):
+    """Per benchmark bug, the cases of each of lever ``which``'s settings
+    (those that draw cases otherwise) that have its trigger: see the
+    module's docstring."""
     from fuzz.suppressions import known_findings   # (here: see `_drawn`)
     bugs = [(b, known_findings.BY_ID[b.id]) for b in rediscovery.CATALOGUE]
     settings = [(name, options.get("strategies", CampaignConfig(0).strategies))
-                for name, options in LEVERS["swarm"]]
+                for name, options in LEVERS[which] if name == "default" or "strategies" in options]
     counts = {}
     for name, strategy_names in settings:
         counts[name] = {b.id: [] for b, _ in bugs}
@@ -406,7 +409,9 @@ def main(argv=None):
     seconds = float(argv[1]) if len(argv) > 1 else 60.0
     with recording(f"bench_campaign_{which}", write_docs, "fuzz.bench_campaign", argv):
         if which == "reach":
-            return reach(int(seconds), int(argv[2]) if len(argv) > 2 else 3)
+            lever_name = argv[argv.index("--lever") + 1] if "--lever" in argv else "swarm"
+            argv = [a for a in argv if a not in ("--lever", lever_name)]
+            return reach(int(argv[1]), int(argv[2]) if len(argv) > 2 else 3, lever_name)
         if which == "orphans":
             return orphans(int(argv[1]) if len(argv) > 1 else 10)
         if which == "rediscover" or which in LEVERS:

@@ -334,6 +334,23 @@ def swarm_programs(draw, **options):
 
 
 @st.composite
+def ref_programs(draw, **options):
+    """`programs` over data refs alone: no semaphores and no copies, no
+    scoped refs, grid or mesh. These are the programs every path runs,
+    ``jax.new_ref`` under jit and eagerly among them, and so the ones the
+    whole-program oracles (vmap-stack, grad-matches, control-unrolled) can
+    compare; among `programs` they are about one in twelve, as most draw a
+    semaphore or a copy. Shrinks as `programs` does.
+
+    >>> ref_programs().example().refs
+    (Ref(kind='float32', shape=(2,), scoped=False, memory_space=None, aliased=False),)
+    """
+    ops = tuple(op for op in all_ops() if op.family not in ("semaphore", "dma"))
+    return draw(programs(max_semaphores=0, ops=ops, scoped=False, grid=False, mesh=False,
+                         **options))
+
+
+@st.composite
 def _kept(draw, features):
     """Each of ``features`` kept on a coin flip (the first kept if none is)."""
     kept = tuple(f for f, keep in zip(features, draw(st.lists(

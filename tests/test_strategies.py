@@ -7,7 +7,8 @@ from hypothesis.errors import InvalidArgument
 from fuzz import ir, ops
 from fuzz.triage import minimize
 from fuzz.ops.semaphore import Read, Signal, Wait
-from strategies.programs import MISTAKES, invalid_programs, programs, swarm_programs
+from fuzz import paths
+from strategies.programs import MISTAKES, invalid_programs, programs, ref_programs, swarm_programs
 from strategies.semaphores import semaphore_shapes, semaphores
 from strategies.transforms import transform_chains
 
@@ -140,4 +141,15 @@ def test_debug_inspection_of_a_ref_occurs():
 @given(swarm_programs())
 def test_swarm_programs_are_valid_programs(case):
     assert case.valid and not minimize.mistakes(case)
+
+
+@settings(max_examples=30, deadline=None)
+@given(ref_programs())
+def test_ref_programs_run_on_jax_new_ref(case):
+    """No semaphore, copy, scoped ref, grid or mesh: the jax.new_ref paths
+    take every one (what the whole-program oracles need)."""
+    assert case.valid and not minimize.mistakes(case)
+    assert not any(r.kind in ir.SEMAPHORE_TYPES or r.scoped for r in case.refs)
+    assert case.grid is None and case.devices is None
+    assert paths.MODULES["jax_refs"].not_applicable(case) is None, case
 

@@ -17,7 +17,7 @@ from hypothesis import HealthCheck, Phase, given, seed as hseed, settings, strat
 from fuzz import oracles
 from fuzz.triage import corpus, findings
 from fuzz.campaign import STRATEGIES
-from strategies.programs import invalid_programs, programs, swarm_programs
+from strategies.programs import invalid_programs, programs, ref_programs, swarm_programs
 
 
 @dataclass
@@ -97,7 +97,8 @@ def check_property(case, stats: Stats = SESSION, include_known=False, *,
 
 
 # Each of `STRATEGIES`' strategy of cases.
-STRATEGY_MAKERS = dict(zip(STRATEGIES, (programs, invalid_programs, swarm_programs)))
+STRATEGY_MAKERS = dict(zip(STRATEGIES, (programs, invalid_programs, swarm_programs,
+                                       ref_programs)))
 
 _SLOW_OK = [HealthCheck.too_slow, HealthCheck.data_too_large, HealthCheck.filter_too_much]
 
