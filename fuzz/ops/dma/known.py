@@ -338,14 +338,18 @@ KNOWN_FINDINGS = (
         paths=("abstract", "pallas_call")),
     KnownFinding(
         "tpu-interpret-remote-copy-of-64-bit-data",
-        "under jax.enable_x64, the TPU interpreter fails on a remote copy of "
-        "64-bit data to another device (make_async_remote_copy of an int64 or "
-        "float64 ref with device_id the next device), in both DMA execution "
-        "modes: its callback returns the data as 32 bits ('CpuCallback error "
-        "calling callback: RuntimeError: Incorrect output dtype for return "
-        "value #1: Expected: int64, Actual: int32'). A local copy, a remote copy "
-        "to the device itself and a 32-bit one work, and so does the HLO "
-        "interpreter (found by the 30-minute campaign of stop 24, seed 11)",
+        "under the jax.enable_x64(True) context manager, the TPU interpreter "
+        "fails on a remote copy of 64-bit data to another device "
+        "(make_async_remote_copy of an int64 or float64 ref with device_id the "
+        "next device), in both DMA execution modes: the callback that delivers "
+        "the data runs on another thread, where the (thread-local) context "
+        "manager's setting does not reach, and returns it as 32 bits "
+        "('CpuCallback error calling callback: RuntimeError: Incorrect output "
+        "dtype for return value #1: Expected: int64, Actual: int32'). With the "
+        "global flag (jax.config.update('jax_enable_x64', True)) the same "
+        "kernel runs; so do a local copy, a remote copy to the device itself, a "
+        "32-bit one and the HLO interpreter (found by the 30-minute campaign "
+        "of stop 24, seed 11)",
         symptoms=(("valid-runs", r"Incorrect output dtype for return value #\d+: Expected: "
                                  r"(int64|float64|uint64), Actual: (int32|float32|uint32)"),),
         trigger=lambda case, k: isinstance(case.statements[k], DmaStart) and (
