@@ -15,7 +15,6 @@ from hunting import known_failure
 ENTRIES = [
     "checkpoint-vjp-drops-ref-writes",
     "custom-vmap-vjp-drops-ref-writes",
-    "custom-vmap-has-no-transpose-rule",
     "vmap-transformed-ref-indexed",
     "vmap-while-batched-count-ref-off-leading-axis-silent",
     "run-state-jvp-of-store-through-bitcast",

@@ -35,7 +35,7 @@ def test_the_floor_is_the_first_release_with_all_three_apis():
 def test_a_wrapper_whose_rule_a_release_lacks_is_not_applicable_there(monkeypatch):
     # As on 0.6.2 to 0.11.0, which register no discharge rule for custom_vmap_call:
     # the case is skipped with the reason on every path, not reported as failing.
-    case = known_findings.BY_ID["custom-vmap-has-no-transpose-rule"].example
+    case = known_findings.BY_ID["custom-vmap-vjp-drops-ref-writes"].example
     has_rule = compat.has_discharge_rule   # (the release may lack it already)
     monkeypatch.setattr(compat, "has_discharge_rule", lambda p: p != "custom_vmap_call" and has_rule(p))
     report = oracles.check(case)

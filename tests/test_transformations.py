@@ -226,3 +226,21 @@ def test_a_grad_finding_is_filed_with_a_reproducer_that_differentiates(tmp_path)
     code = md.split("```python\n")[1].split("```")[0]
     ran = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert ran.returncode == 0 and "jax.linearize: [[" in ran.stdout, ran.stdout + ran.stderr
+
+
+@premise(seen_on.applies("known", "custom-vmap-vjp-drops-ref-writes"),
+         "custom-vmap-vjp-drops-ref-writes is not live here")
+def test_custom_vmaps_documented_lack_of_reverse_mode_hides_no_wrong_primal():
+    """custom_vmap functions "do not support reverse-mode autodiff" (its
+    docstring): grad-matches leaves their reverse-mode derivatives alone
+    (a store of what was read: the transpose rule raises, and is no
+    finding), but still compares the primal value jax.vjp and
+    jax.linearize return, where a dropped store is a bug."""
+    documented = ir.Case((ir.Ref("float32", ()),), (Wrap("custom_vmap", (
+        Get(ir.View(0)), Swap(ir.View(0), ir.Result(1)))),), ("eager",))
+    report = oracles.check(documented)
+    assert not report.failures and report.compared["grad-matches"] == 1, report.failures
+    wrong = known_findings.BY_ID["custom-vmap-vjp-drops-ref-writes"].example
+    (failure,) = [f for f in oracles.check(wrong).failures if f.oracle == "grad-matches"]
+    assert "rev: the value of r0" in failure.message and "differs from the plain call" in \
+        failure.message, failure.message

@@ -59,6 +59,9 @@ class Wrap(ControlOp):
         if self.via == "shard_map" and transform == "mesh":
             # The kernel runs inside the case's own shard_map.
             return "a shard_map inside a shard_map needs the context mesh (JAX says so)"
+        if self.via == "custom_vmap" and transform == "reverse-mode":
+            return ("custom_vmap functions do not support reverse-mode autodiff "
+                    "(JAX says so)")
         if self.via == "custom_vjp" and transform == "grad":
             return ("a custom_vjp function is differentiated only with respect to its "
                     "arguments, not values it closes over (JAX says so)")

@@ -212,8 +212,10 @@ KNOWN_FINDINGS: tuple[KnownFinding, ...] = (
         severity=USABILITY),
     KnownFinding(
         "read-view-shape-unchecked",
-        "semaphore_read does not check that its view is ()-shaped: it is accepted "
-        "or fails later with an unrelated shape error",
+        "semaphore_read validates nothing of its operand (its abstract eval never "
+        "calls check_sem_avals, as signal's and wait's do): a view that is not "
+        "()-shaped is accepted or fails later with an unrelated shape error, and "
+        "a ref of a data dtype is read (read-dtype-unchecked)",
         symptoms=((_INVALID, r"^semaphore_read ran without error; expected ValueError matching 'non-"),
                   (_INVALID, r"expected ValueError matching 'non-.*from semaphore_read$")),
         trigger=_non_scalar_read,
@@ -249,7 +251,9 @@ KNOWN_FINDINGS: tuple[KnownFinding, ...] = (
         example=_case(ir.Ref("float32", ()), Read(ir.View(0, ())),
                       expect=ir.ExpectedError("ValueError", "semaphores of the following types",
                                               "semaphore_read")),
-        severity=USABILITY),
+        severity=USABILITY,
+        # (one fix for both: semaphore_read's abstract eval calls check_sem_avals)
+        same_as="read-view-shape-unchecked"),
     KnownFinding(
         "signal-and-wait-declare-no-effects",
         "semaphore_signal and semaphore_wait declare no effects (up to 0.8.x), "
@@ -276,9 +280,12 @@ KNOWN_FINDINGS: tuple[KnownFinding, ...] = (
                         (Signal(ir.View(0), ir.Int(0, True)),), ("abstract",))),
     KnownFinding(
         "strided-slice-then-index-typedint",
-        "signal/wait through a strided slice followed by an integer index "
-        "(s.at[0, ::2].at[0]) fail: 'Invalid type of idxer: TypedInt'; so does "
-        "a copy's DMA semaphore view of that form",
+        "state discharge fails on a semaphore signal or wait through a strided "
+        "slice and an integer index (s.at[0, ::2].at[0]), as on a read or write "
+        "of any ref through such a view: 'Invalid type of idxer: TypedInt', "
+        "from _convert_to_gather_arrays (jax.jit(lambda x: "
+        "jax.new_ref(x)[0, ::2])(jnp.ones((1, 2))) raises it too; so does a "
+        "copy's DMA semaphore view of that form)",
         # (up to 0.7.1 the index is a plain int: 'Invalid type of idxer: int')
         symptoms=(("valid-runs", r"ValueError: Invalid type of idxer: (TypedInt|int)\b"),
                   (_INVALID, r"ValueError: Invalid type of idxer: (TypedInt|int)\b")),
