@@ -5,6 +5,7 @@ from hypothesis import given, settings, strategies as st
 from fuzz import ir, model, oracles, ops
 from fuzz.suppressions import seen_on
 from fuzz.suppressions.known_findings import BY_ID
+from fuzz.ops.dma import DmaStart, DmaWait
 from fuzz.ops.ref import Swap
 from fuzz.ops.ref.common import Iota
 from fuzz.ops.semaphore import Read, Signal, Wait
@@ -117,3 +118,20 @@ def test_a_candidate_the_model_cannot_evaluate_is_not_taken():
         return True
     result = minimize.minimize(case, still_fails)
     assert "int16" in seen and result.case.refs[0].kind != "int16"
+
+
+def test_a_defined_program_never_shrinks_into_one_jax_leaves_undefined():
+    """Dropping a copy's wait leaves the copy in flight at kernel exit, which
+    JAX documents as an error on hardware: a reproducer of that would accuse
+    JAX of the wrong thing. Here a case "fails" while it waits on the REGULAR
+    semaphore and starts a copy (as the race-detector finding needs a copy
+    to run on its path at all): the copy's wait stays."""
+    data = ir.Ref("float32", (2,))
+    copy = (ir.View(2), ir.View(3), ir.View(1))
+    case = ir.Case((ir.Ref("regular", ()), ir.Ref("dma", ()), data, data),
+                   (DmaStart(*copy), DmaWait(*copy), Wait(ir.View(0), ir.Int(0))))
+    assert minimize.verdict(case) == "defined"
+    result = minimize.minimize(case, lambda c: {Wait, DmaStart} <= {type(s) for s in c.statements})
+    assert minimize.verdict(result.case) == "defined", result.case
+    assert len(result.case.body) == 3, result.case
+    assert minimize.verdict(ir.Case(case.refs, case.body[:1] + case.body[2:])) == "unwaited"

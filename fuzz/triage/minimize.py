@@ -6,14 +6,16 @@ signature), and start over from it, until nothing simpler fails or the
 attempt budget is spent. A variant that is not well-formed IR is skipped, and
 so is one that changes what is *wrong* with the program (see `mistakes`):
 otherwise an invalid case could shrink into a valid one that happens to fail
-the same way, and its reproducer would accuse JAX of the wrong thing.
+the same way, and its reproducer would accuse JAX of the wrong thing. For
+the same reason a valid program keeps the model's verdict (`verdict`): a
+defined one may not shrink into one that ends with a copy in flight, or races.
 """
 from __future__ import annotations
 
 import time
 from dataclasses import dataclass, replace
 
-from fuzz import elements, ir, paths
+from fuzz import elements, ir, model, paths
 
 # Cheapest path first: the minimized case keeps the cheapest one that fails.
 PATH_COST = paths.COST
@@ -30,7 +32,7 @@ def minimize(case: ir.Case, still_fails, *, max_attempts: int = 300,
              max_seconds: float = 120.0) -> Minimized:
     """The smallest variant of ``case`` found for which ``still_fails(variant)``."""
     start = time.perf_counter()
-    target, tried, attempts = mistakes(case), {case}, 0
+    target, tried, attempts = (mistakes(case), verdict(case)), {case}, 0
     current, improved = case, True
     while improved and attempts < max_attempts and time.perf_counter() - start < max_seconds:
         improved = False
@@ -38,7 +40,7 @@ def minimize(case: ir.Case, still_fails, *, max_attempts: int = 300,
             if candidate in tried or not cost(candidate) < cost(current):
                 continue
             tried.add(candidate)
-            if mistakes(candidate) != target:
+            if (mistakes(candidate), verdict(candidate)) != target:
                 continue
             attempts += 1
             if _fails(still_fails, candidate):
@@ -86,6 +88,19 @@ def mistakes(case: ir.Case) -> frozenset[str]:
     """The mistakes (by `fuzz.ops.Mistake` name) the case's statements make:
     empty for a valid program. Each op says which it makes."""
     return frozenset(m for stmt in case.statements for m in stmt.mistakes(case))
+
+
+def verdict(case: ir.Case) -> str | None:
+    """The model's verdict on a valid case (`fuzz.model.Meaning.verdict`:
+    defined, racy, unwaited, ...); None for an invalid one; "unevaluable"
+    for a variant the model cannot run (a copy between refs that a
+    simplification gave different dtypes), which no drawn case is."""
+    if not case.valid:
+        return None
+    try:
+        return model.evaluate(case).verdict
+    except (elements.ModelError, ValueError, TypeError, IndexError):
+        return "unevaluable"
 
 
 # --- simpler variants ---------------------------------------------------------
