@@ -10,7 +10,7 @@
                         campaigns (default 3) of SECONDS each, seeds 0, 1, ...
     python -m fuzz.bench_campaign rediscover BUDGET SEEDS [--releases R1,R2,...]
                         [--strategies S1,S2] (fuzz.campaign.STRATEGIES; e.g. swarm,invalid)
-                        [--schedule all|cost] [--mode hypothesis|atheris|mixed]
+                        [--schedule all|cost] [--mode hypothesis|atheris|mixed] [--keep DIR]
                         the rediscovery benchmark (fuzz/rediscovery.py): on each
                         release (default: the newest, for the live bugs, and the
                         fewest older ones on which every fixed bug lives), SEEDS
@@ -18,13 +18,15 @@
                         each in that release's environment; per bug the median
                         time to exposure over its trials (the campaigns on the
                         releases it lives on; a miss counts as BUDGET) and how
-                        many exposed it
-    python -m fuzz.bench_campaign swarm|refs|schedule|mode BUDGET SEEDS [--releases R1,...]
+                        many exposed it; with --keep, the corpus files of its new
+                        findings go to DIR/<release>-seed<seed>/ (per setting of a lever)
+    python -m fuzz.bench_campaign swarm|refs|schedule|mode|defaults BUDGET SEEDS [--releases R1,...]
                         one lever, side by side: rediscover with each of its
                         settings (`LEVERS`: swarm,invalid and valid,swarm,invalid
                         against the default strategies; valid,refs,invalid
                         against them; --schedule cost against all; --mode
-                        atheris and mixed against hypothesis), the same seeds
+                        atheris and mixed against hypothesis; the defaults
+                        against the levers' winners together), the same seeds
                         and releases (default: the newest)
     PYTHONPATH=tests python -m fuzz.bench_campaign planted [BUDGET] [SEEDS]
                         one wrong-value bug planted per family (tests/campaign_plants.py
@@ -51,10 +53,12 @@ those lines also go into the subcommand's section of docs/measurements.md
 """
 from __future__ import annotations
 
+import glob
 import json
 import os
 import random
 import re
+import shutil
 import signal
 import statistics
 import subprocess
@@ -73,12 +77,22 @@ from fuzz.triage import releases
 PLANTED = re.compile(r"returned a new value (float32|uint8|float16)\[")
 
 
-def campaign(seconds: float, **options) -> dict:
+def campaign(seconds: float, keep: str | None = None, **options) -> dict:
+    """One campaign in a fresh temporary directory; with ``keep``, the corpus
+    files of its new findings (unminimized, unverified) are copied there to
+    triage."""
     with tempfile.TemporaryDirectory() as tmp:
         config = CampaignConfig(budget_s=seconds, corpus_dir=f"{tmp}/corpus",
                                 reports_dir=f"{tmp}/reports", out_dir=f"{tmp}/out",
                                 database=f"{tmp}/db", verify=False, **options)
-        return Campaign(config).run()
+        summary = Campaign(config).run()
+        if keep:
+            os.makedirs(keep, exist_ok=True)
+            for x in summary["exposure"]:
+                found = glob.glob(f"{tmp}/corpus/**/{x['id']}.json", recursive=True)
+                if x["kind"] == "new" and found:
+                    shutil.copy(found[0], keep)
+        return summary
 
 
 def steady_rate(summary) -> float:
@@ -143,7 +157,10 @@ def _exposed_here(seconds, seed, options=None):
     """One campaign on the running JAX (run by `_campaign_on` in a release's
     environment), with ``options`` (`CampaignConfig` fields): each known
     finding's first hit, as one line of JSON."""
-    s = campaign(seconds, workers=2, seed=seed, minimize=False, **(options or {}))
+    options = dict(options or {})
+    if keep := options.pop("keep", None):   # the new findings' cases, by release and seed
+        keep = os.path.join(keep, f"{jax.__version__}-seed{seed}")
+    s = campaign(seconds, keep=keep, workers=2, seed=seed, minimize=False, **options)
     print(json.dumps({"jax": jax.__version__, "cases": s["cases"], "seconds": s["seconds"],
                       "compared": s["cases_per_oracle"], "paths": s["cases_per_path"],
                       "exposure": {x["id"]: x["t"] for x in s["exposure"] if x["kind"] == "known"},
@@ -187,7 +204,8 @@ def rediscover(seconds, seeds, wanted=None, options=None):
         for i, ts in hits.items():
             trials[i] += ts
         print(json.dumps({
-            "release": release, "seeds": seeds, "options": options or "default",
+            "release": release, "seeds": seeds,
+            "options": {k: v for k, v in (options or {}).items() if k != "keep"} or "default",
             "cases": [r["cases"] for r in runs],
             # per oracle (values compared) and per path (runs), per minute
             "compared_per_min": _per_minute([r["compared"] for r in runs], runs),
@@ -267,13 +285,16 @@ LEVERS = {
     "swarm": [("default", {}), ("swarm", {"strategies": ["swarm", "invalid"]}),
               ("both", {"strategies": ["valid", "swarm", "invalid"]})],
     "refs": [("default", {}), ("refs", {"strategies": ["valid", "refs", "invalid"]})],
+    # today's defaults against the candidates the levers above favour, together
+    "defaults": [("before", {"strategies": ["valid", "invalid"], "schedule": "all"}),
+                 ("after", {"strategies": ["valid", "refs", "invalid"], "schedule": "cost"})],
     "schedule": [("all", {"schedule": "all"}), ("cost", {"schedule": "cost"})],
     "mode": [("hypothesis", {"mode": "hypothesis"}), ("atheris", {"mode": "atheris"}),
              ("mixed", {"mode": "mixed"})],
 }
 
 
-def lever(which, seconds, seeds, wanted=None):
+def lever(which, seconds, seeds, wanted=None, keep=None):
     """One lever's settings (`LEVERS`) on the rediscovery benchmark, side
     by side: the same releases (default: the newest only) and seeds, one
     after the other."""
@@ -281,7 +302,8 @@ def lever(which, seconds, seeds, wanted=None):
     results = {}
     for name, options in LEVERS[which]:
         print(f"\n== {which} {name}: {options or 'the defaults'}", flush=True)
-        results[name] = rediscover(seconds, seeds, wanted, options)
+        results[name] = rediscover(seconds, seeds, wanted, {
+            **options, **({"keep": os.path.join(keep, name)} if keep else {})})
     print("\nside by side (per kind: bugs exposed in some trial, share of trials exposing, "
           "median of the medians)")
     for kind in ("fixed", "live"):
@@ -416,16 +438,18 @@ def main(argv=None):
             return orphans(int(argv[1]) if len(argv) > 1 else 10)
         if which == "rediscover" or which in LEVERS:
             rest, flags, words = [], {}, iter(argv)
-            for word in words:   # (--releases R1,R2, --strategies S1,S2, --schedule S, --mode M)
-                if word in ("--releases", "--strategies", "--schedule", "--mode"):
+            for word in words:   # (--releases R1,R2, --strategies S1,S2, --schedule S, --mode M, --keep DIR)
+                if word in ("--releases", "--strategies", "--schedule", "--mode", "--keep"):
                     flags[word.lstrip("-")] = next(words, "")
                 else:
                     rest.append(word)
             budget, seeds = (float(rest[1]) if len(rest) > 1 else 60.0,
                              int(rest[2]) if len(rest) > 2 else 3)
             wanted = flags.pop("releases").split(",") if "releases" in flags else None
+            if "keep" in flags:
+                flags["keep"] = os.path.abspath(flags["keep"])
             if which in LEVERS:
-                return lever(which, budget, seeds, wanted)
+                return lever(which, budget, seeds, wanted, flags.get("keep"))
             if "strategies" in flags:
                 flags["strategies"] = flags["strategies"].split(",")
             rediscover(budget, seeds, wanted, flags or None)
