@@ -244,3 +244,24 @@ def test_custom_vmaps_documented_lack_of_reverse_mode_hides_no_wrong_primal():
     (failure,) = [f for f in oracles.check(wrong).failures if f.oracle == "grad-matches"]
     assert "rev: the value of r0" in failure.message and "differs from the plain call" in \
         failure.message, failure.message
+
+
+def test_a_batched_pl_ds_start_is_refused_under_vmap_and_hides_no_other_bug(plant):
+    """JAX says it does not vmap a pl.ds slice whose start is batched ("No
+    support for vmapping over nontrivial slices just yet"): vmap-stack leaves
+    such a program alone. A wrong get rule beside it still shows."""
+    from jax._src.state import primitives as state_primitives
+    from fuzz import compat
+    case = ir.Case((ir.Ref("int32", (4,)),), (Get(ir.View(0, (ir.At((
+        ir.Ds(ir.Int(1, True), 1),)),))),), paths=("eager", "jax_refs", "pallas_call"))
+    report = oracles.check(case)
+    assert "nontrivial" not in str(report.failures) and "vmap-stack" in report.not_applied
+    get_p = state_primitives.get_p
+
+    def around(call, in_avals, values, params):
+        new_invals, out = call()
+        return new_invals, out + jnp.ones_like(out)
+    plant(compat.discharge_rules(), get_p, compat.wrap_rule(compat.discharge_rules()[get_p], around))
+    caught = oracles.check(case).failures
+    assert any(f.oracle == "model-vs-path" and f.path in ("jax_refs", "pallas_call")
+               for f in caught), caught

@@ -161,6 +161,16 @@ class RefOp(Op):
         if case.refs[self.view.ref].is_semaphore:
             raise ir.IRError(f"statement {n}: {self.tag} of a semaphore")
 
+    def refused_under(self, transform, path):
+        # jax/_src/state/primitives.py, _batch_indexer: a pl.ds slice whose
+        # start is batched (vmap-stack batches dyn) raises "No support for
+        # vmapping over nontrivial slices just yet".
+        if transform == "vmap" and any(isinstance(i, ir.Ds) and i.start.dynamic
+                                       for v in ir.views(self) for t in v.transforms
+                                       if isinstance(t, ir.At) for i in t.indices):
+            return "JAX does not yet vmap a pl.ds slice whose start is batched (JAX says so)"
+        return None
+
     def vary(self):
         """Another value from ``dyn`` (a `Fill`'s lowest bit flipped)."""
         return ir.replace_nodes(self, Fill, lambda f: Fill(ir.Int(f.operand.value ^ 1, True), f.shape)
