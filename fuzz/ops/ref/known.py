@@ -391,7 +391,7 @@ KNOWN_FINDINGS: tuple[KnownFinding, ...] = (
     KnownFinding(
         "swap-casts-integer-value-of-another-dtype",
         "storing an integer array into a ref of another integer dtype "
-        "(x[...] = int32 array, x an int8 ref) is accepted and silently cast "
+        "(x[...] = int32 array, x an int8 or int16 ref) is accepted and silently cast "
         "(wrapping), while a float of another dtype is refused ('Invalid dtype "
         "for `swap`'): _maybe_implicit_cast's condition is "
         "`weak and (float, float) or (int, int)`, so the weak-type check "
