@@ -237,11 +237,24 @@ class CaseReport:
 
 # --- comparing and showing values ---------------------------------------------
 
+def nan_same(x):
+    """``x`` (results: arrays, or lists, tuples and dicts of them) as plain
+    lists, each NaN the string "nan": a NaN is the same value as any other
+    NaN (a bitcast view may make one, and which NaN bits XLA keeps, JAX
+    does not say). Reproducers compare their two sides with it too."""
+    if hasattr(x, "tolist") and not isinstance(x, (bool, int, float)):
+        x = x.tolist()
+    if isinstance(x, dict):
+        return {k: nan_same(v) for k, v in x.items()}
+    if isinstance(x, (list, tuple)):
+        return [nan_same(v) for v in x]
+    return "nan" if isinstance(x, float) and x != x else x
+
+
 def same(a, b) -> bool:
-    """Equal sequences of arrays: shapes and elements."""
+    """Equal sequences of arrays: shapes and elements (NaN equal to NaN)."""
     return len(a) == len(b) and all(
-        np.asarray(x).shape == np.asarray(y).shape and np.array_equal(x, y)
-        for x, y in zip(a, b))
+        np.shape(x) == np.shape(y) and nan_same(x) == nan_same(y) for x, y in zip(a, b))
 
 
 def show(values) -> list:
@@ -250,7 +263,7 @@ def show(values) -> list:
 
 def observed(o: paths.Outcome) -> tuple:
     """What a run shows of the program (not the inputs it was given)."""
-    return (list(o.reads or ()), {i: np.asarray(x).tolist() for i, x in (o.state or {}).items()})
+    return (list(o.reads or ()), {i: nan_same(np.asarray(x)) for i, x in (o.state or {}).items()})
 
 
 def describe(o: paths.Outcome) -> str:
@@ -398,7 +411,7 @@ def data_differ(cls, case: ir.Case, a, b) -> list[OracleFailure]:
     """The first data ref whose final contents differ between ``a`` and ``b``."""
     for i in sorted(set(a.state) & set(b.state) & model.data_refs(case)):
         x, y = np.asarray(a.state[i], dtype=object), np.asarray(b.state[i], dtype=object)
-        if x.shape != y.shape or not np.array_equal(x, y):
+        if x.shape != y.shape or nan_same(x) != nan_same(y):
             return [cls.fail(case, "?", f"{a.path}/{b.path}",
                              f"final r{i} differs between {a.path} and {b.path}",
                              side_by_side(case, [(f"r{i}", x.tolist(), y.tolist())],

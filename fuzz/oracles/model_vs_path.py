@@ -4,6 +4,8 @@ count and data ref a path shows, and the count the TPU interpreter reports
 left over at kernel exit."""
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from fuzz import ir, model
@@ -55,7 +57,7 @@ class ModelMismatch(OracleFailure):
                     diffs.append((None, f"final r{i} has shape {got.shape}, expected {want.shape}",
                                   "final value|shape differs", end))
                     continue
-                for at in map(tuple, np.argwhere(want != got)):
+                for at in map(tuple, np.argwhere((want != got) & ~(_nan(want) & _nan(got)))):
                     if (i, int(np.ravel_multi_index(at, want.shape)) if at else 0) in meaning.unknown:
                         continue
                     where = f"final r{i}{[int(j) for j in at]}"
@@ -89,3 +91,8 @@ class ModelMismatch(OracleFailure):
                          outcome.path, message, details, shape=shape, statement=writer,
                          seen_at=seen_at)
                 for writer, message, shape, seen_at in first.values()]
+
+
+# Where an array of Python values holds a NaN: two NaNs are the same value
+# (a bitcast to a float may make one; which NaN bits XLA keeps, JAX does not say).
+_nan = np.frompyfunc(lambda x: isinstance(x, float) and math.isnan(x), 1, 1)

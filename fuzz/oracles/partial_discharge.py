@@ -7,8 +7,8 @@ that path's own ``discharge``, through the source its `comparison` writes
 from __future__ import annotations
 
 from fuzz import compat, ir, model, paths
-from fuzz.oracles.base import (Comparison, OracleFailure, literal, not_partly_dischargeable,
-                               side_by_side, traced)
+from fuzz.oracles.base import (Comparison, OracleFailure, literal, nan_same,
+                               not_partly_dischargeable, side_by_side, traced)
 
 # Run after the program of a path that traces the kernel (``trace()``) and
 # discharges it (``discharge(closed, should_discharge)``): the abstract path.
@@ -119,9 +119,9 @@ class PartialDischargeMismatch(OracleFailure):
             return []   # (on the paths that run it), with nothing to compare here
         got = program["actual"]()
         rows = [(n, a, b) for n, a, b in zip(("dyn", "out", *[f"r{i}" for i in refs]), want, got)]
-        if all(a == b for _, a, b in rows):
+        if all(nan_same(a) == nan_same(b) for _, a, b in rows):
             return []
-        bad = next(n for n, a, b in rows if a != b)
+        bad = next(n for n, a, b in rows if nan_same(a) != nan_same(b))
         return [cls.fail(case, "?", run.path,
                          f"final {bad} differs between full and partial discharge ({name} kept)",
                          side_by_side(case, rows, "full", f"all but {name}"),

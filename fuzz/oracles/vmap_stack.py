@@ -16,7 +16,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from fuzz import ir, model, paths
-from fuzz.oracles.base import Comparison, OracleFailure, literal, refused, side_by_side
+from fuzz.oracles.base import Comparison, OracleFailure, literal, nan_same, refused, side_by_side
 
 # vmap of vmap: the inner level's batching rules are those of one vmap, the
 # outer batches their output (it costs about 5% more than one level).
@@ -185,7 +185,7 @@ class VmapMismatch(OracleFailure):
                              side_by_side(case, [("results", expected, "raised")],
                                           "one by one", "vmap") + f"\n{how}",
                              shape=f"raised {type(e).__name__}", raised=type(e).__name__)]
-        if batched == expected:
+        if nan_same(batched) == nan_same(expected):
             return []
         return [cls.fail(case, "?", path, "vmap result differs from the calls one by one",
                          side_by_side(case, [("results", expected, batched)],

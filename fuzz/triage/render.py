@@ -9,9 +9,11 @@ body of a reproducer).
 """
 from __future__ import annotations
 
+import inspect
 import json
 
 from fuzz import compat, ir, model, paths, serialize
+from fuzz.oracles.base import nan_same
 
 _OBSERVE = '''
 def observe():
@@ -132,10 +134,11 @@ def main():
     print(f"actual:   by {ACTUAL_BY}: {got}")
     print(f"expected: by {EXPECTED_BY}: {want}")
     if TOLERANCE is None or isinstance(got, str):
-        bug = got != want
+        bug = nan_same(got) != nan_same(want)
     else:   # (np.allclose of each pair of results)
         bug = len(got) != len(want) or not all(
-            np.shape(a) == np.shape(b) and np.allclose(a, b, rtol=TOLERANCE, atol=TOLERANCE)
+            np.shape(a) == np.shape(b) and np.allclose(a, b, rtol=TOLERANCE, atol=TOLERANCE,
+                                                       equal_nan=True)
             for a, b in zip(got, want))
     print(f"BUG: {ACTUAL_BY} differs from {EXPECTED_BY}" if bug else "OK: JAX behaves as expected")
     print(json.dumps({"reproduced": bug, "error": error}))
@@ -154,7 +157,8 @@ def render_comparison(case: ir.Case, path: str, comparison) -> str:
     labels = (f"\nEXPECTED_BY = {comparison.expected_by!r}\n"
               f"ACTUAL_BY = {comparison.actual_by!r}\n"
               f"TOLERANCE = {comparison.tolerance!r}  # numbers this close are equal (None: exactly)\n")
-    return (_program(case, path) + "\n" + labels + comparison.source
+    return (_program(case, path) + "\n" + labels + comparison.source + "\n\n"
+            + inspect.getsource(nan_same)
             + _COMPARE.replace("ENABLE_X64", compat.ENABLE_X64))
 
 
