@@ -67,11 +67,14 @@ import tempfile
 import time
 
 import jax
+from hypothesis import HealthCheck, Phase, given, seed as hseed, settings, strategies as st
 
 from fuzz import rediscovery
 from fuzz.measurements import ROOT, recording, take_flag
 from fuzz.campaign import workers
+from fuzz.campaign.property import STRATEGY_MAKERS
 from fuzz.campaign.supervisor import Campaign, CampaignConfig
+from fuzz.suppressions import known_findings
 from fuzz.triage import releases
 
 PLANTED = re.compile(r"returned a new value (float32|uint8|float16)\[")
@@ -316,9 +319,6 @@ def lever(which, seconds, seeds, wanted=None, keep=None):
 def _drawn(strategy_names, n, seed) -> list:
     """``n`` cases as a campaign's Hypothesis worker draws them (generation
     only: no database, no shrinking)."""
-    from hypothesis import HealthCheck, Phase, given, seed as hseed, settings, strategies as st
-    # (imported here: the other benchmarks run JAX and need none of it)
-    from fuzz.campaign.property import STRATEGY_MAKERS
     cases = []
 
     @hseed(seed)
@@ -332,15 +332,14 @@ def _drawn(strategy_names, n, seed) -> list:
 
 
 def reach(n, seeds=3, which="swarm"):
-    """Per benchmark bug, the cases of each of lever ``which``'s settings
+    """Per benchmark bug, the cases of each of lever ``which``'s arms
     (those that draw cases otherwise) that have its trigger: see the
     module's docstring."""
-    from fuzz.suppressions import known_findings   # (here: see `_drawn`)
     bugs = [(b, known_findings.BY_ID[b.id]) for b in rediscovery.CATALOGUE]
-    settings = [(name, options.get("strategies", CampaignConfig(0).strategies))
+    arms = [(name, options.get("strategies", CampaignConfig(0).strategies))
                 for name, options in LEVERS[which] if name == "default" or "strategies" in options]
     counts = {}
-    for name, strategy_names in settings:
+    for name, strategy_names in arms:
         counts[name] = {b.id: [] for b, _ in bugs}
         for seed in range(seeds):
             cases = _drawn(strategy_names, n, seed)
@@ -351,17 +350,17 @@ def reach(n, seeds=3, which="swarm"):
         print(json.dumps({"setting": name, "strategies": strategy_names, "cases": n,
                           "seeds": seeds}), flush=True)
     print(f"\nper bug, the cases of {n} (each seed's) that have its trigger")
-    print(f"{'kind':<6}{'bug':<56}" + "".join(f"{name:>18}" for name, _ in settings))
+    print(f"{'kind':<6}{'bug':<56}" + "".join(f"{name:>18}" for name, _ in arms))
     for b, _ in sorted(bugs, key=lambda bk: (bk[0].kind, bk[0].id)):
         print(f"{b.kind:<6}{b.id:<56}" + "".join(
-            f"{','.join(map(str, counts[name][b.id])):>18}" for name, _ in settings))
+            f"{','.join(map(str, counts[name][b.id])):>18}" for name, _ in arms))
     for kind in ("fixed", "live"):
         print(json.dumps({"kind": kind, "bugs": sum(b.kind == kind for b, _ in bugs), **{
             name: {"triggered_in_every_seed": sum(
                        min(ts) > 0 for i, ts in counts[name].items() if rediscovery.BY_ID[i].kind == kind),
                    "never_triggered": sum(
                        max(ts) == 0 for i, ts in counts[name].items() if rediscovery.BY_ID[i].kind == kind)}
-            for name, _ in settings}}))
+            for name, _ in arms}}))
 
 
 def _children(pid) -> list[int]:
