@@ -283,15 +283,20 @@ def _per_minute(counts: list[dict], runs) -> dict:
     return {n: round(sum(c.get(n, 0) for c in counts) / minutes, 1) for n in names}
 
 
-# Each lever's settings, the first today's default: (name, campaign options).
+# Each lever's settings, the first the default it was measured against: (name,
+# campaign options).
 LEVERS = {
-    "swarm": [("default", {}), ("swarm", {"strategies": ["swarm", "invalid"]}),
+    "swarm": [("default", {"strategies": ["valid", "invalid"]}),
+              ("swarm", {"strategies": ["swarm", "invalid"]}),
               ("both", {"strategies": ["valid", "swarm", "invalid"]})],
-    "refs": [("default", {}), ("refs", {"strategies": ["valid", "refs", "invalid"]})],
-    # today's defaults against the candidates the levers above favour, together
+    "refs": [("default", {"strategies": ["valid", "invalid"]}),
+             ("refs", {"strategies": ["valid", "refs", "invalid"]})],
+    # the defaults before ten-minute campaigns chose them against today's
+    # (valid,refs,invalid with --schedule cost)
     "defaults": [("before", {"strategies": ["valid", "invalid"], "schedule": "all"}),
                  ("after", {"strategies": ["valid", "refs", "invalid"], "schedule": "cost"})],
-    "schedule": [("all", {"schedule": "all"}), ("cost", {"schedule": "cost"})],
+    "schedule": [("all", {"schedule": "all", "strategies": ["valid", "invalid"]}),
+                 ("cost", {"schedule": "cost", "strategies": ["valid", "invalid"]})],
     "mode": [("hypothesis", {"mode": "hypothesis"}), ("atheris", {"mode": "atheris"}),
              ("mixed", {"mode": "mixed"})],
 }

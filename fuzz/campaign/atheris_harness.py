@@ -27,6 +27,7 @@ import atheris
 from hypothesis import Phase
 
 from fuzz import oracles
+from fuzz.campaign import DEFAULT_STRATEGIES
 from fuzz.campaign.database import open_database
 from fuzz.campaign.property import (REPLAY, Stats, campaign_test, check_property,
                                     filed_signatures, replay_corpus, replay_database)
@@ -116,7 +117,7 @@ def main():
     db = open_database(database)
 
     def test(phases):
-        return campaign_test(body, ["valid", "invalid"], database=db,
+        return campaign_test(body, list(DEFAULT_STRATEGIES), database=db,
                              max_examples=1, phases=phases)
     instrument_discharge_modules()
 

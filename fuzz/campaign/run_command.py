@@ -7,7 +7,7 @@ import os
 import re
 import sys
 
-from fuzz.campaign import SCHEDULES, STRATEGIES
+from fuzz.campaign import DEFAULT_SCHEDULE, DEFAULT_STRATEGIES, SCHEDULES, STRATEGIES
 from fuzz.campaign.workers import load_hook
 from fuzz.exits import EXIT_ERROR
 
@@ -54,12 +54,14 @@ def add(sub) -> None:
            "(Hypothesis then uses no example database; without --seed it resumes from it)")
     a("--paths", type=_names, default=None, help="comma-separated discharge paths (default all)")
     a("--oracles", type=_names, default=None, help="comma-separated oracles to report (default all)")
-    a("--strategies", type=_names, default=["valid", "invalid"],
+    a("--strategies", type=_names, default=list(DEFAULT_STRATEGIES),
       help="comma-separated: valid, invalid, swarm (valid programs, each of a drawn "
-           "subset of statement kinds and transforms); default valid,invalid")
-    a("--schedule", choices=SCHEDULES, default="all",
+           "subset of statement kinds, transforms and dtypes), refs (data refs alone, "
+           f"no semaphore or copy); default {','.join(DEFAULT_STRATEGIES)}")
+    a("--schedule", choices=SCHEDULES, default=DEFAULT_SCHEDULE,
       help="all: every path and oracle on every case; cost: the costly ones (COST >= 3) "
-           "on cases with a feature they have not run on, else at a floor rate (default all)")
+           f"on cases with a feature they have not run on, else at a floor rate "
+           f"(default {DEFAULT_SCHEDULE})")
     a("--database", default=os.path.join("corpus", "db"),
       help="example database: a directory or redis://host:port/db (default corpus/db)")
     a("--corpus", default="corpus", help="corpus directory (default corpus)")

@@ -26,7 +26,7 @@ from dataclasses import asdict, dataclass, field
 import jax
 
 from fuzz import compat, exits, paths, serialize
-from fuzz.campaign import outputs, workers
+from fuzz.campaign import DEFAULT_SCHEDULE, DEFAULT_STRATEGIES, outputs, workers
 from fuzz.campaign.summary import why_not_run
 from fuzz.triage import filing, findings
 
@@ -45,10 +45,10 @@ class CampaignConfig:
     workers: int = 1
     mode: str = "hypothesis"
     seed: int | None = None
-    strategies: list[str] = field(default_factory=lambda: ["valid", "invalid"])
+    strategies: list[str] = field(default_factory=lambda: list(DEFAULT_STRATEGIES))
     paths: list[str] | None = None
     oracles: list[str] | None = None
-    schedule: str = "all"   # `fuzz.campaign.SCHEDULES`
+    schedule: str = DEFAULT_SCHEDULE   # `fuzz.campaign.SCHEDULES`
     include_known: bool = False
     unsupported_are_findings: bool = False
     database: str | None = None

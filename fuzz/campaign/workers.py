@@ -30,6 +30,7 @@ import traceback
 from dataclasses import asdict, dataclass, field
 
 from fuzz import atomic
+from fuzz.campaign import DEFAULT_SCHEDULE
 from fuzz.exits import EXIT_BROKEN, EXIT_OOM, EXIT_SETUP
 
 RUN_EXAMPLES = 500    # Hypothesis examples per run: a fresh run (new seed) keeps
@@ -51,7 +52,7 @@ class WorkerConfig:
     events_fd: int
     paths: list[str] | None = None
     oracles: list[str] | None = None
-    schedule: str = "all"          # `fuzz.campaign.SCHEDULES`
+    schedule: str = DEFAULT_SCHEDULE   # `fuzz.campaign.SCHEDULES`
     include_known: bool = False
     unsupported_are_findings: bool = False
     minimize: bool = True
