@@ -37,7 +37,8 @@ def observe():
     """What running the kernel gives: its result avals and values, or the error."""
     try:
         with jax.enable_x64(X64):
-            results = run()
+            # (an error in a callback surfaces only when the results are ready)
+            results = jax.block_until_ready(run())
     except Exception as e:
         return {"error": type(e).__name__, "message": str(e).strip().splitlines()[0] if str(e).strip() else "",
                 "mro": [c.__name__ for c in type(e).__mro__], "text": str(e)}

@@ -40,7 +40,8 @@ def observe():
     """What running the kernel gives: its result avals and values, or the error."""
     try:
         with jax.enable_x64(X64):
-            results = run()
+            # (an error in a callback surfaces only when the results are ready)
+            results = jax.block_until_ready(run())
     except Exception as e:
         return {"error": type(e).__name__, "message": str(e).strip().splitlines()[0] if str(e).strip() else "",
                 "mro": [c.__name__ for c in type(e).__mro__], "text": str(e)}
@@ -68,23 +69,40 @@ def actual():
     return [v.tolist() for v in jax.linearize(of_floats, *X)[0]]
 
 
+def nan_same(x):
+    """``x`` (results: arrays, or lists, tuples and dicts of them) as plain
+    lists, each NaN the string "nan": a NaN is the same value as any other
+    NaN (a bitcast view may make one, and which NaN bits XLA keeps, JAX
+    does not say). Reproducers compare their two sides with it too."""
+    if hasattr(x, "tolist") and not isinstance(x, (bool, int, float)):
+        x = x.tolist()
+    if isinstance(x, dict):
+        return {k: nan_same(v) for k, v in x.items()}
+    if isinstance(x, (list, tuple)):
+        return [nan_same(v) for v in x]
+    return "nan" if isinstance(x, float) and x != x else x
+
+
 def main():
+    error = None
     with jax.enable_x64(X64):
         want = expected()
         try:
             got = actual()
         except Exception as e:   # the side that raises shows the bug too
-            got = f"raises {type(e).__name__}: " + (str(e).strip().splitlines() or [""])[0]
+            error = type(e).__name__
+            got = f"raises {error}: " + (str(e).strip().splitlines() or [""])[0]
     print(f"actual:   by {ACTUAL_BY}: {got}")
     print(f"expected: by {EXPECTED_BY}: {want}")
     if TOLERANCE is None or isinstance(got, str):
-        bug = got != want
+        bug = nan_same(got) != nan_same(want)
     else:   # (np.allclose of each pair of results)
         bug = len(got) != len(want) or not all(
-            np.shape(a) == np.shape(b) and np.allclose(a, b, rtol=TOLERANCE, atol=TOLERANCE)
+            np.shape(a) == np.shape(b) and np.allclose(a, b, rtol=TOLERANCE, atol=TOLERANCE,
+                                                       equal_nan=True)
             for a, b in zip(got, want))
     print(f"BUG: {ACTUAL_BY} differs from {EXPECTED_BY}" if bug else "OK: JAX behaves as expected")
-    print(json.dumps({"reproduced": bug, "error": None}))
+    print(json.dumps({"reproduced": bug, "error": error}))
     raise SystemExit(1 if bug else 0)
 
 

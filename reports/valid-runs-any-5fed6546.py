@@ -16,11 +16,11 @@ OUT = (1,)  # one int32 slot per semaphore read
 
 def kernel(dyn, out, r0, r1, r2, r3):
     pltpu.make_async_copy(r2, r3, r1).start()
+    pltpu.make_async_copy(r2, r3, r1).wait()
     pl.semaphore_wait(r0, 0)
 
 def pallas_kernel(dyn, x2, x3, out, r2, r3, r0, r1):
-    r2[...] = x2[...]
-    r3[...] = x3[...]
+    r2[...] = x2[...]; r3[...] = x3[...]
     kernel(dyn, out, r0, r1, r2, r3, )
 
 
@@ -40,7 +40,8 @@ def observe():
     """What running the kernel gives: its result avals and values, or the error."""
     try:
         with jax.enable_x64(X64):
-            results = run()
+            # (an error in a callback surfaces only when the results are ready)
+            results = jax.block_until_ready(run())
     except Exception as e:
         return {"error": type(e).__name__, "message": str(e).strip().splitlines()[0] if str(e).strip() else "",
                 "mro": [c.__name__ for c in type(e).__mro__], "text": str(e)}

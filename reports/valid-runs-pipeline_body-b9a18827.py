@@ -22,8 +22,7 @@ def kernel(dyn, out, r0, r1):
         pltpu.emit_pipeline(pipe0, grid=(3,), in_specs=[pl.BlockSpec((None, 1), lambda i: (i, 0))], out_specs=[pl.BlockSpec((None, 1), lambda i: (i, 0))])(r1, r1)
 
 def pallas_kernel(dyn, x0, x1, out, r0, r1):
-    r0[...] = x0[...]
-    r1[...] = x1[...]
+    r0[...] = x0[...]; r1[...] = x1[...]
     kernel(dyn, out, r0, r1, )
 
 
@@ -42,7 +41,8 @@ def observe():
     """What running the kernel gives: its result avals and values, or the error."""
     try:
         with jax.enable_x64(X64):
-            results = run()
+            # (an error in a callback surfaces only when the results are ready)
+            results = jax.block_until_ready(run())
     except Exception as e:
         return {"error": type(e).__name__, "message": str(e).strip().splitlines()[0] if str(e).strip() else "",
                 "mro": [c.__name__ for c in type(e).__mro__], "text": str(e)}

@@ -17,8 +17,9 @@ from fuzz.triage import snippet
 
 # What the snippet of the remote-copy finding's example came to (26 lines
 # before: the header's two, on_mesh's six, one line per copy-in; then 22:
-# on_mesh's four, the x64 flag and the devices on lines of their own).
-REMOTE_COPY_LINES = 18
+# on_mesh's four, the x64 flag and the devices on lines of their own; then
+# 18: a copy started and waited on at once in two lines).
+REMOTE_COPY_LINES = 17
 
 
 def _remote_copy():
@@ -48,6 +49,7 @@ def test_a_mesh_cases_snippet_spends_few_lines_on_the_mesh():
     start = lines.index("def on_mesh(call, P=jax.sharding.PartitionSpec):")
     assert lines[start + 1].startswith("    return jax.shard_map("), text
     assert not lines[start + 2].startswith(" "), text   # on_mesh is two lines
+    assert any(line.endswith("; copy.start(); copy.wait()") for line in lines), text
     # the kernel's copy-ins on one line
     assert "    r0[...] = x0[...]; r1[...] = x1[...]" in lines, text
 

@@ -77,7 +77,7 @@ def snippet(case: ir.Case, path: str, *, jit: bool = False, said: str = "",
             lines[-1] += line.strip()
         else:
             lines.append(line)
-    lines = _one_line_defs(_returns_inlined(_inlined(lines)))
+    lines = _copies_joined(_one_line_defs(_returns_inlined(_inlined(lines))))
     body = "\n".join(lines)
     kept = [line for line in lines if line not in _IMPORTS or re.search(_IMPORTS[line], body)]
     kept = _imports_joined(kept)
@@ -196,6 +196,20 @@ def _returns_inlined(lines: list[str]) -> list[str]:
             lines[uses[0]] = lines[uses[0]].replace(call, lines[k + 1][len("    return "):])
             del lines[k:k + 2]
     return lines
+
+
+def _copies_joined(lines: list[str]) -> list[str]:
+    """``lines`` with a copy started and waited on at once (``X.start()``,
+    then ``X.wait()``) made once and kept in ``copy``, on one line."""
+    out = []
+    for line in lines:
+        m = re.match(r"(\s*)(\S.*)\.wait\(\)$", line)
+        if m and out and out[-1] == f"{m.group(1)}{m.group(2)}.start()" \
+                and not re.search(r"\bcopy\b", m.group(2)):
+            out[-1] = f"{m.group(1)}copy = {m.group(2)}; copy.start(); copy.wait()"
+        else:
+            out.append(line)
+    return out
 
 
 def _imports_joined(lines: list[str]) -> list[str]:

@@ -1,7 +1,7 @@
-# Reproducer for discharge-fuzz finding valid-runs-custom_vjp_call-2b1f3aec.
-# Runs the kernel below on the `pallas_call` path and compares the result with what
+# Reproducer for discharge-fuzz finding valid-runs-any-b39f298a.
+# Runs the kernel below on the `tpu_interpret` path and compares the result with what
 # a correct JAX gives. Exit status: 1 = the bug reproduces, 0 = it does not.
-# discharge-fuzz case (schema 6) on path `pallas_call`.
+# discharge-fuzz case (schema 6) on path `tpu_interpret`.
 import json
 import jax
 import jax.numpy as jnp
@@ -9,30 +9,36 @@ import numpy as np
 from jax.experimental import pallas as pl
 from jax.experimental.pallas import tpu as pltpu
 from jax.experimental.pallas import triton as plgpu
+# the mesh's devices, asked for before JAX starts (a process that has them keeps its own)
+if jax.config.jax_num_cpu_devices < 2: jax.config.update("jax_num_cpu_devices", 2)
 
-X64 = False  # run() under enable_x64(X64): whether 64-bit dtypes exist
+X64 = True  # run() under enable_x64(X64): whether 64-bit dtypes exist
 DYN = jnp.array([0], dtype=jnp.int32)  # dynamic operands, in body order
 OUT = (1,)  # one int32 slot per semaphore read
 
-def kernel(dyn, out):
-    def body(r0):
-        def wrap0():
-            pl.semaphore_signal(r0.at[dyn[0]], 0)
-        wrap0 = jax.custom_vjp(wrap0)
-        wrap0.defvjp(lambda: (wrap0(), None), lambda res, g: ())
-        wrap0()
-    pl.run_scoped(body, pltpu.SemaphoreType.REGULAR((1,)))
+def kernel(dyn, out, r0, r1, r2, r3, r4):
+    pl.semaphore_signal(r4, 0, device_id={'x': (jax.lax.axis_index('x') + -1) % 2})
+    pl.semaphore_wait(r4, 0)
+    pltpu.make_async_remote_copy(r0, r1, r2, r3, device_id={'x': (jax.lax.axis_index('x') + 1) % 2}).start()
+    pltpu.make_async_remote_copy(r0, r1, r2, r3, device_id={'x': (jax.lax.axis_index('x') + 1) % 2}).wait()
 
-def pallas_kernel(dyn, out):
-    kernel(dyn, out, )
+def pallas_kernel(dyn, x0, x1, out, r0, r1, r2, r3, r4):
+    r0[...] = x0[...]; r1[...] = x1[...]
+    kernel(dyn, out, r0, r1, r2, r3, r4, )
 
 
 def function():
     """The program as a function, and its arguments."""
     call = pl.pallas_call(
-        pallas_kernel, interpret=True,
-        out_shape=(jax.ShapeDtypeStruct(OUT, jnp.int32), ))
-    return call, (DYN, )
+        pallas_kernel, interpret=pltpu.InterpretParams(),
+        out_shape=(jax.ShapeDtypeStruct(OUT, jnp.int32), jax.ShapeDtypeStruct((2,), jnp.int64), jax.ShapeDtypeStruct((2,), jnp.int64), ),
+        scratch_shapes=[pltpu.SemaphoreType.DMA(()), pltpu.SemaphoreType.DMA(()), pltpu.SemaphoreType.BARRIER(())])
+    return on_mesh(call), (DYN, (jax.lax.iota(jnp.int32, 4).reshape((2, 2)) % 7 + 1).astype(jnp.int64), ((jax.lax.iota(jnp.int32, 4).reshape((2, 2)) + 1) % 7 + 1).astype(jnp.int64), )
+
+
+def on_mesh(call, P=jax.sharding.PartitionSpec):
+    """``call`` on each device of a mesh of 2, on its block of each operand."""
+    return jax.shard_map(lambda dyn, *blocks: tuple(y[None] for y in call(dyn, *(b[0] for b in blocks))), mesh=jax.sharding.Mesh(jax.devices()[:2], 'x'), in_specs=(P(), *[P('x')] * 2), out_specs=P('x'), check_vma=False)
 
 def run():
     f, args = function()
@@ -42,7 +48,8 @@ def observe():
     """What running the kernel gives: its result avals and values, or the error."""
     try:
         with jax.enable_x64(X64):
-            results = run()
+            # (an error in a callback surfaces only when the results are ready)
+            results = jax.block_until_ready(run())
     except Exception as e:
         return {"error": type(e).__name__, "message": str(e).strip().splitlines()[0] if str(e).strip() else "",
                 "mro": [c.__name__ for c in type(e).__mro__], "text": str(e)}
@@ -51,8 +58,8 @@ def observe():
             "values": [np.asarray(r).tolist() for r in results if not isinstance(r, jax.ShapeDtypeStruct)]}
 
 import re
-EXPECTED = json.loads('{"avals": [[[1], "int32"]]}')
-EXPECTED_TEXT = "no error; results with avals [[[1], 'int32']]"
+EXPECTED = json.loads('{"avals": [[[2, 1], "int32"], [[2, 2], "int64"], [[2, 2], "int64"]]}')
+EXPECTED_TEXT = "no error; results with avals [[[2, 1], 'int32'], [[2, 2], 'int64'], [[2, 2], 'int64']]"
 
 
 def problem(actual):
