@@ -57,7 +57,8 @@ class ModelMismatch(OracleFailure):
                     diffs.append((None, f"final r{i} has shape {got.shape}, expected {want.shape}",
                                   "final value|shape differs", end))
                     continue
-                for at in map(tuple, np.argwhere((want != got) & ~(_nan(want) & _nan(got)))):
+                both_nan = np.asarray(_nan(want), bool) & np.asarray(_nan(got), bool)
+                for at in map(tuple, np.argwhere(np.asarray(want != got, bool) & ~both_nan)):
                     if (i, int(np.ravel_multi_index(at, want.shape)) if at else 0) in meaning.unknown:
                         continue
                     where = f"final r{i}{[int(j) for j in at]}"
