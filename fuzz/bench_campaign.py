@@ -53,7 +53,6 @@ those lines also go into the subcommand's section of docs/measurements.md
 """
 from __future__ import annotations
 
-import glob
 import json
 import os
 import random
@@ -75,7 +74,7 @@ from fuzz.campaign import workers
 from fuzz.campaign.property import STRATEGY_MAKERS
 from fuzz.campaign.supervisor import Campaign, CampaignConfig
 from fuzz.suppressions import known_findings
-from fuzz.triage import releases
+from fuzz.triage import corpus, releases
 
 PLANTED = re.compile(r"returned a new value (float32|uint8|float16)\[")
 
@@ -91,10 +90,10 @@ def campaign(seconds: float, keep: str | None = None, **options) -> dict:
         summary = Campaign(config).run()
         if keep:
             os.makedirs(keep, exist_ok=True)
-            for x in summary["exposure"]:
-                found = glob.glob(f"{tmp}/corpus/**/{x['id']}.json", recursive=True)
-                if x["kind"] == "new" and found:
-                    shutil.copy(found[0], keep)
+            new = {x["id"] for x in summary["exposure"] if x["kind"] == "new"}
+            for path in corpus.files(f"{tmp}/corpus", "regression"):
+                if os.path.basename(path).removesuffix(".json") in new:
+                    shutil.copy(path, keep)
         return summary
 
 
@@ -341,8 +340,8 @@ def reach(n, seeds=3, which="swarm"):
     (those that draw cases otherwise) that have its trigger: see the
     module's docstring."""
     bugs = [(b, known_findings.BY_ID[b.id]) for b in rediscovery.CATALOGUE]
-    arms = [(name, options.get("strategies", CampaignConfig(0).strategies))
-                for name, options in LEVERS[which] if name == "default" or "strategies" in options]
+    arms = [(name, options["strategies"]) for name, options in LEVERS[which]
+            if "strategies" in options]
     counts = {}
     for name, strategy_names in arms:
         counts[name] = {b.id: [] for b, _ in bugs}
@@ -369,7 +368,6 @@ def reach(n, seeds=3, which="swarm"):
 
 
 def _children(pid) -> list[int]:
-
     kids = []
     for entry in os.listdir("/proc"):
         try:
@@ -436,6 +434,8 @@ def main(argv=None):
     with recording(f"bench_campaign_{which}", write_docs, "fuzz.bench_campaign", argv):
         if which == "reach":
             lever_name = argv[argv.index("--lever") + 1] if "--lever" in argv else "swarm"
+            if lever_name not in LEVERS:
+                raise SystemExit(f"error: --lever {lever_name!r}: one of {', '.join(LEVERS)}")
             argv = [a for a in argv if a not in ("--lever", lever_name)]
             return reach(int(argv[1]), int(argv[2]) if len(argv) > 2 else 3, lever_name)
         if which == "orphans":

@@ -96,9 +96,10 @@ def check_property(case, stats: Stats = SESSION, include_known=False, *,
     return report
 
 
-# Each of `STRATEGIES`' strategy of cases.
-STRATEGY_MAKERS = dict(zip(STRATEGIES, (programs, invalid_programs, swarm_programs,
-                                       ref_programs)))
+# Each of `STRATEGIES`' strategy of cases, by name.
+STRATEGY_MAKERS = {"valid": programs, "invalid": invalid_programs, "swarm": swarm_programs,
+                   "refs": ref_programs}
+assert set(STRATEGY_MAKERS) == set(STRATEGIES), "a strategy named in fuzz.campaign has no maker"
 
 _SLOW_OK = [HealthCheck.too_slow, HealthCheck.data_too_large, HealthCheck.filter_too_much]
 

@@ -12,17 +12,13 @@ import jax.numpy as jnp
 import numpy as np
 
 from fuzz import compat, model, paths
-from fuzz.oracles.base import OracleFailure, not_partly_dischargeable, side_by_side, traced
+from fuzz.oracles.base import (OracleFailure, nan_same, not_partly_dischargeable,
+                               side_by_side, traced)
 
 
 def _same(a: np.ndarray, b: np.ndarray) -> bool:
-    """Equal, a NaN equal to a NaN (a bitcast view may make one, in any float
-    dtype, bfloat16's included)."""
-    if a.shape != b.shape or a.dtype != b.dtype:
-        return False
-    if jnp.issubdtype(a.dtype, jnp.inexact):
-        return np.array_equal(a.astype(np.complex128), b.astype(np.complex128), equal_nan=True)
-    return np.array_equal(a, b)
+    """Equal in shape, dtype and elements, a NaN equal to a NaN (`nan_same`)."""
+    return a.shape == b.shape and a.dtype == b.dtype and nan_same(a) == nan_same(b)
 
 
 def _first_step(refs: list[int]) -> list[bool]:

@@ -4,13 +4,11 @@ count and data ref a path shows, and the count the TPU interpreter reports
 left over at kernel exit."""
 from __future__ import annotations
 
-import math
-
 import numpy as np
 
 from fuzz import ir, model
-from fuzz.oracles.base import (OracleFailure, leftover_fits, model_judges, nonzero, read_name,
-                               relation, side_by_side, statement_kind)
+from fuzz.oracles.base import (OracleFailure, leftover_fits, model_judges, nan_same, nonzero,
+                               read_name, relation, side_by_side, statement_kind)
 
 
 def _shape(case, observed: str, writer, want, got) -> str:
@@ -57,8 +55,7 @@ class ModelMismatch(OracleFailure):
                     diffs.append((None, f"final r{i} has shape {got.shape}, expected {want.shape}",
                                   "final value|shape differs", end))
                     continue
-                both_nan = np.asarray(_nan(want), bool) & np.asarray(_nan(got), bool)
-                for at in map(tuple, np.argwhere(np.asarray(want != got, bool) & ~both_nan)):
+                for at in map(tuple, np.argwhere(np.asarray(_differ(want, got), bool))):
                     if (i, int(np.ravel_multi_index(at, want.shape)) if at else 0) in meaning.unknown:
                         continue
                     where = f"final r{i}{[int(j) for j in at]}"
@@ -94,6 +91,5 @@ class ModelMismatch(OracleFailure):
                 for writer, message, shape, seen_at in first.values()]
 
 
-# Where an array of Python values holds a NaN: two NaNs are the same value
-# (a bitcast to a float may make one; which NaN bits XLA keeps, JAX does not say).
-_nan = np.frompyfunc(lambda x: isinstance(x, float) and math.isnan(x), 1, 1)
+# Where two arrays of Python values differ, a NaN the same value as any NaN (`nan_same`).
+_differ = np.frompyfunc(lambda a, b: nan_same(a) != nan_same(b), 2, 1)
