@@ -6,9 +6,11 @@ uninitialized_memory="zero", detect_races=True, on_race="warn")`` (JAX
 run as they start (not as they are waited on), memory starts at zero (not
 NaN), and its race detector watches every access; whether it saw a race
 (``Outcome.races``) is checked against the model's verdict
-(fuzz/oracles/interpreter.py, ``race-detection``). Only cases with a copy come here:
-without one, no option changes a drawn program (which reads no memory it
-did not write).
+(fuzz/oracles/interpreter.py, ``race-detection``). Only cases with a copy
+or a semaphore come here: the race detector keeps a vector clock per
+semaphore (its signals and waits order the kernel's accesses); without
+either, no option changes a drawn program (which reads no memory it did
+not write).
 
 ``pltpu.InterpretParams`` (jax/_src/pallas/mosaic/interpret/params.py)
 documents each option; ``races.races_found`` is where the detector says so."""
@@ -28,8 +30,8 @@ PARAMS = 'dma_execution_mode="eager", uninitialized_memory="zero", detect_races=
 
 
 def not_applicable(case: ir.Case) -> str | None:
-    if not any(s.family == "dma" for s in case.statements):
-        return "no copy: no interpreter option changes what this program does"
+    if not any(s.family in ("dma", "semaphore") for s in case.statements):
+        return "no copy or semaphore: no interpreter option changes what this program does"
     return tpu_interpret.not_applicable(case)
 
 
