@@ -10,7 +10,8 @@
                         campaigns (default 3) of SECONDS each, seeds 0, 1, ...
     python -m fuzz.bench_campaign rediscover BUDGET SEEDS [--releases R1,R2,...]
                         [--strategies S1,S2] (fuzz.campaign.STRATEGIES; e.g. swarm,invalid)
-                        [--schedule all|cost] [--mode hypothesis|atheris|mixed] [--keep DIR]
+                        [--schedule all|cost] [--mode hypothesis|atheris|mixed]
+                        [--filing inline|end] [--keep DIR]
                         the rediscovery benchmark (fuzz/rediscovery.py): on each
                         release (default: the newest, for the live bugs, and the
                         fewest older ones on which every fixed bug lives), SEEDS
@@ -20,12 +21,13 @@
                         releases it lives on; a miss counts as BUDGET) and how
                         many exposed it; with --keep, the corpus files of its new
                         findings go to DIR/<release>-seed<seed>/ (per setting of a lever)
-    python -m fuzz.bench_campaign swarm|refs|schedule|mode|defaults BUDGET SEEDS [--releases R1,...]
+    python -m fuzz.bench_campaign swarm|refs|schedule|mode|filing|defaults BUDGET SEEDS [--releases R1,...]
                         one lever, side by side: rediscover with each of its
                         settings (`LEVERS`: swarm,invalid and valid,swarm,invalid
                         against the default strategies; valid,refs,invalid
                         against them; --schedule cost against all; --mode
-                        atheris and mixed against hypothesis; the defaults
+                        atheris and mixed against hypothesis; --filing end
+                        against inline; the defaults
                         against the levers' winners together), the same seeds
                         and releases (default: the newest)
     PYTHONPATH=tests python -m fuzz.bench_campaign planted [BUDGET] [SEEDS]
@@ -86,7 +88,7 @@ def campaign(seconds: float, keep: str | None = None, **options) -> dict:
     with tempfile.TemporaryDirectory() as tmp:
         config = CampaignConfig(budget_s=seconds, corpus_dir=f"{tmp}/corpus",
                                 reports_dir=f"{tmp}/reports", out_dir=f"{tmp}/out",
-                                database=f"{tmp}/db", verify=False, **options)
+                                database=f"{tmp}/db", **{"verify": False, **options})
         summary = Campaign(config).run()
         if keep:
             os.makedirs(keep, exist_ok=True)
@@ -162,11 +164,12 @@ def _exposed_here(seconds, seed, options=None):
     options = dict(options or {})
     if keep := options.pop("keep", None):   # the new findings' cases, by release and seed
         keep = os.path.join(keep, f"{jax.__version__}-seed{seed}")
-    s = campaign(seconds, keep=keep, workers=2, seed=seed, minimize=False, **options)
+    s = campaign(seconds, keep=keep, workers=2, seed=seed, **{"minimize": False, **options})
     print(json.dumps({"jax": jax.__version__, "cases": s["cases"], "seconds": s["seconds"],
                       "compared": s["cases_per_oracle"], "paths": s["cases_per_path"],
                       "exposure": {x["id"]: x["t"] for x in s["exposure"] if x["kind"] == "known"},
                       "new": sorted(x["id"] for x in s["exposure"] if x["kind"] == "new"),
+                      "finished_filing": s.get("finished_filing"),
                       "errors": s.get("errors", [])}))
 
 
@@ -213,6 +216,8 @@ def rediscover(seconds, seeds, wanted=None, options=None):
             "compared_per_min": _per_minute([r["compared"] for r in runs], runs),
             "path_runs_per_min": _per_minute([r["paths"] for r in runs], runs),
             "seconds": [r["seconds"] for r in runs],
+            # filing after the workers stopped (the budget's own, not the fuzzing's)
+            "finished_filing": [r.get("finished_filing") for r in runs],
             "bugs_living_here": {"fixed": sum(b.kind == "fixed" for b in here),
                                  "live": sum(b.kind == "live" for b in here)},
             "exposed": sum(any(t is not None for t in ts) for ts in hits.values()),
@@ -298,6 +303,11 @@ LEVERS = {
                  ("cost", {"schedule": "cost", "strategies": ["valid", "invalid"]})],
     "mode": [("hypothesis", {"mode": "hypothesis"}), ("atheris", {"mode": "atheris"}),
              ("mixed", {"mode": "mixed"})],
+    # a new finding shrunk, minimized and verified on its worker, or after
+    # the workers stop (`fuzz.campaign.FILINGS`)
+    # (both as a user runs them: minimized and verified, which other levers skip)
+    "filing": [("inline", {"filing": "inline", "minimize": True, "verify": True}),
+               ("end", {"filing": "end", "minimize": True, "verify": True})],
 }
 
 
@@ -442,8 +452,9 @@ def main(argv=None):
             return orphans(int(argv[1]) if len(argv) > 1 else 10)
         if which == "rediscover" or which in LEVERS:
             rest, flags, words = [], {}, iter(argv)
-            for word in words:   # (--releases R1,R2, --strategies S1,S2, --schedule S, --mode M, --keep DIR)
-                if word in ("--releases", "--strategies", "--schedule", "--mode", "--keep"):
+            for word in words:   # (--releases R1,R2, --strategies S1,S2, --schedule S, --mode M,
+                # --filing F, --keep DIR)
+                if word in ("--releases", "--strategies", "--schedule", "--mode", "--filing", "--keep"):
                     flags[word.lstrip("-")] = next(words, "")
                 else:
                     rest.append(word)

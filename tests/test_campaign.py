@@ -83,6 +83,29 @@ def test_a_planted_bug_is_found_and_filed(tmp_path, mode):
     assert "Time to exposure" in (tmp_path / "out" / "summary.html").read_text()
 
 
+def test_filed_at_the_end_a_finding_is_minimized_and_verified_after_the_workers_stop(tmp_path):
+    """--filing end: the worker files a new finding as it is (no shrinking,
+    no minimizing, no verifying on the fuzzing budget) and fuzzes on; the
+    campaign completes it once the workers stop. Real JAX bugs, no plant:
+    with --include-known, a known finding is filed as a new one."""
+    argv = [a for a in campaign_argv(tmp_path, "--strategies", "valid", "--include-known",
+                                     "--filing", "end", "--finish-filing", "90s",
+                                     budget="10s") if a != "--no-verify"]
+    done = subprocess.run(argv, env=env(tmp_path), cwd=tmp_path, capture_output=True, text=True,
+                          timeout=300)
+    summary = json.loads((tmp_path / "out" / "summary.json").read_text())
+    new = summary["findings"]["new"]
+    assert new, done.stdout + done.stderr
+    finished = summary["finished_filing"]
+    assert finished["completed"] >= 1, (finished, done.stdout)
+    assert "filing after the workers stopped" in done.stdout
+    assert finished["left_unverified"] == 0, summary["findings"]
+    for f in new:   # its reproducer ran in a fresh interpreter, its case minimized
+        record = json.loads((tmp_path / "reports" / f"{f['id']}.json").read_text())
+        assert record["reproducer"]["status"] == "reproduces", record["reproducer"]
+        assert record["minimized"], record
+
+
 def done_event(seq, hits):
     """A worker's "done" event for one case that hit ``hits`` (id -> kind)."""
     return {"e": "done", "seq": seq, "s": 0.01, "paths": {"abstract": 1}, "skipped": {},

@@ -13,3 +13,10 @@ DEFAULT_STRATEGIES = ("valid", "refs", "invalid")
 # case, or by cost and what each has not yet run on.
 SCHEDULES = ("all", "cost")
 DEFAULT_SCHEDULE = "cost"
+
+# Where a new finding is shrunk, minimized and verified: on the worker that
+# found it, at once ("inline"), or after the workers stop ("end": a worker
+# files it unverified and fuzzes on; `Campaign._finish_filing` completes it
+# on its own budget).
+FILINGS = ("inline", "end")
+DEFAULT_FILING = "inline"

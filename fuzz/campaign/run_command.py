@@ -7,7 +7,8 @@ import os
 import re
 import sys
 
-from fuzz.campaign import DEFAULT_SCHEDULE, DEFAULT_STRATEGIES, SCHEDULES, STRATEGIES
+from fuzz.campaign import (DEFAULT_FILING, DEFAULT_SCHEDULE, DEFAULT_STRATEGIES, FILINGS,
+                            SCHEDULES, STRATEGIES)
 from fuzz.campaign.workers import load_hook
 from fuzz.exits import EXIT_ERROR
 
@@ -62,6 +63,13 @@ def add(sub) -> None:
       help="all: every path and oracle on every case; cost: the costly ones (COST >= 3) "
            f"on cases with a feature they have not run on, else at a floor rate "
            f"(default {DEFAULT_SCHEDULE})")
+    a("--filing", choices=FILINGS, default=DEFAULT_FILING,
+      help="inline: a worker shrinks, minimizes and verifies a new finding as it finds it; "
+           "end: it files the finding unverified and fuzzes on, and the campaign completes "
+           f"it after the workers stop (default {DEFAULT_FILING})")
+    a("--finish-filing", type=duration, default=duration("5m"),
+      help="after the workers stop: time to minimize and verify the findings filed "
+           "unverified (all of them with --filing end) (default 5m)")
     a("--database", default=os.path.join("corpus", "db"),
       help="example database: a directory or redis://host:port/db (default corpus/db)")
     a("--corpus", default="corpus", help="corpus directory (default corpus)")
@@ -143,7 +151,7 @@ def main(args) -> int:
     config = CampaignConfig(
         budget_s=args.budget, workers=args.workers, mode=args.mode, seed=args.seed,
         strategies=args.strategies, paths=args.paths, oracles=args.oracles, schedule=args.schedule,
-        include_known=args.include_known, unsupported_are_findings=args.unsupported_are_findings,
+        filing=args.filing, finish_filing_s=args.finish_filing, include_known=args.include_known, unsupported_are_findings=args.unsupported_are_findings,
         database=args.database, corpus_dir=args.corpus,
         reports_dir=args.reports, out_dir=args.out, case_timeout_s=args.case_timeout,
         max_rss_mb=args.max_rss_mb, recycle_after=args.recycle_after,

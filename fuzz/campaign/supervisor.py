@@ -26,7 +26,7 @@ from dataclasses import asdict, dataclass, field
 import jax
 
 from fuzz import compat, exits, paths, serialize
-from fuzz.campaign import DEFAULT_SCHEDULE, DEFAULT_STRATEGIES, outputs, workers
+from fuzz.campaign import DEFAULT_FILING, DEFAULT_SCHEDULE, DEFAULT_STRATEGIES, outputs, workers
 from fuzz.campaign.summary import why_not_run
 from fuzz.triage import filing, findings
 
@@ -49,6 +49,7 @@ class CampaignConfig:
     paths: list[str] | None = None
     oracles: list[str] | None = None
     schedule: str = DEFAULT_SCHEDULE   # `fuzz.campaign.SCHEDULES`
+    filing: str = DEFAULT_FILING       # `fuzz.campaign.FILINGS`
     include_known: bool = False
     unsupported_are_findings: bool = False
     database: str | None = None
@@ -170,7 +171,8 @@ class Campaign:
             seed=(self.seed * 1000003 + slot.index * 7919 + slot.generation) % 2**63,
             strategies=c.strategies, state_dir=self.state_dir, corpus_dir=c.corpus_dir,
             reports_dir=c.reports_dir, database=c.database, events_fd=write_fd,
-            paths=c.paths, oracles=c.oracles, schedule=c.schedule, include_known=c.include_known,
+            paths=c.paths, oracles=c.oracles, schedule=c.schedule, filing=c.filing,
+            include_known=c.include_known,
             unsupported_are_findings=c.unsupported_are_findings,
             minimize=c.minimize, verify=c.verify, clear_caches_every=c.clear_caches_every,
             recycle_after=c.recycle_after, setup=c.setup,
@@ -446,16 +448,18 @@ class Campaign:
         stopped, within ``finish_filing_s`` (off the fuzzing budget); what
         is left stays unverified, and the summary says how much."""
         start, done = time.monotonic(), 0
-        pending = [f for f in self.findings if f.get("status") == "unverified"
-                   and f.get("oracle") != "crash"]
-        for f in pending if self.config.verify else ():
+        pending = dict.fromkeys(f["id"] for f in self.findings if f.get("status") == "unverified"
+                                and f.get("oracle") != "crash")
+        for fid in pending if self.config.verify else ():
             if time.monotonic() - start > self.config.finish_filing_s:
                 break
-            finished = filing.complete(f["id"], corpus_dir=self.config.corpus_dir,
+            finished = filing.complete(fid, corpus_dir=self.config.corpus_dir,
                                        reports_dir=self.config.reports_dir)
             if finished is not None:
                 finding, new = finished
-                f.update(id=finding.id, status=finding.status, new=f["new"] and new)
+                for f in self.findings:   # (one id may be listed as found and as seen again)
+                    if f["id"] == fid:
+                        f.update(id=finding.id, status=finding.status, new=f["new"] and new)
                 done += 1
         self.finished_filing = {"seconds": round(time.monotonic() - start, 1), "completed": done,
                                 "left_unverified": sum(f.get("status") == "unverified"

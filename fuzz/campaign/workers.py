@@ -30,7 +30,7 @@ import traceback
 from dataclasses import asdict, dataclass, field
 
 from fuzz import atomic
-from fuzz.campaign import DEFAULT_SCHEDULE
+from fuzz.campaign import DEFAULT_FILING, DEFAULT_SCHEDULE
 from fuzz.exits import EXIT_BROKEN, EXIT_OOM, EXIT_SETUP
 
 RUN_EXAMPLES = 500    # Hypothesis examples per run: a fresh run (new seed) keeps
@@ -53,6 +53,7 @@ class WorkerConfig:
     paths: list[str] | None = None
     oracles: list[str] | None = None
     schedule: str = DEFAULT_SCHEDULE   # `fuzz.campaign.SCHEDULES`
+    filing: str = DEFAULT_FILING       # `fuzz.campaign.FILINGS`
     include_known: bool = False
     unsupported_are_findings: bool = False
     minimize: bool = True
@@ -254,6 +255,9 @@ class Worker:
 
     # -- filing -----------------------------------------------------------
     def file(self, failure, *, minimize: bool):
+        """File ``failure`` (once per signature): minimized and verified here,
+        or, with ``filing`` "end", as it is, for the campaign to complete
+        after the workers stop."""
         sig = self._findings.signature(failure)
         self.pending.pop(sig, None)
         if sig in self.filed:
@@ -263,10 +267,10 @@ class Worker:
         dirs = {"corpus_dir": self.config.corpus_dir, "reports_dir": self.config.reports_dir}
         try:
             _filing.append(True)
+            now = self.config.filing == "inline" and not stop_reason
             finding, new = self._filing.record(
-                failure, **dirs, minimize=minimize and self.config.minimize and not stop_reason,
-                verify=self.config.verify and not stop_reason,
-                verify_prelude=die_with_me_prelude())
+                failure, **dirs, minimize=minimize and self.config.minimize and now,
+                verify=self.config.verify and now, verify_prelude=die_with_me_prelude())
         except Stop:
             _filing.clear()
             finding, new = self._filing.record(failure, **dirs, minimize=False, verify=False)
@@ -286,10 +290,12 @@ class Worker:
     # -- the loops --------------------------------------------------------
     def test(self, *, phases=None):
         from hypothesis import Phase  # heavy: not at import (see the docstring)
+        # Filed at the end, a failure is minimized there: not shrunk here.
+        shrink = (Phase.shrink,) if self.config.filing == "inline" else ()
         return self._property.campaign_test(
             self.run_case, self.config.strategies, database=self._database,
             max_examples=RUN_EXAMPLES,
-            phases=phases or (Phase.explicit, Phase.reuse, Phase.generate, Phase.shrink))
+            phases=phases or (Phase.explicit, Phase.reuse, Phase.generate, *shrink))
 
     def replay_corpus(self):
         self._property.replay_corpus(
