@@ -22,6 +22,9 @@ from fuzz.triage import snippet
 REMOTE_COPY_LINES = 17
 
 
+# How the harness zeroes ``out`` first (an output block starts undefined).
+ZERO_OUT = "out[...] = jnp.zeros(out.shape, jnp.int32)"
+
 def _remote_copy():
     return next(k for k in known_findings.KNOWN
                 if k.id == "tpu-interpret-remote-copy-of-64-bit-data").example
@@ -50,19 +53,19 @@ def test_a_mesh_cases_snippet_spends_few_lines_on_the_mesh():
     assert lines[start + 1].startswith("    return jax.shard_map("), text
     assert not lines[start + 2].startswith(" "), text   # on_mesh is two lines
     assert any(line.endswith("; copy.start(); copy.wait()") for line in lines), text
-    # the kernel's copy-ins on one line
-    assert "    r0[...] = x0[...]; r1[...] = x1[...]" in lines, text
+    # the kernel's copy-ins on one line, after ``out`` is zeroed
+    assert f"    {ZERO_OUT}; r0[...] = x0[...]; r1[...] = x1[...]" in lines, text
 
 
 def test_the_program_keeps_its_mesh_and_copies_in_order():
     text, _ = paths.program(_remote_copy(), "pallas_call")
     assert "jax.sharding.Mesh(jax.devices()[:2], 'x')" in text
     assert "in_specs=(P(), *[P('x')] * 2), out_specs=P('x'), check_vma=False)" in text
-    # five copy-ins to a line, in operand order
+    # ``out`` zeroed, then five copy-ins to a line, in operand order
     many = ir.Case(tuple(ir.Ref("int32", (2,)) for _ in range(7)),
                    tuple(Get(ir.View(i)) for i in range(7)))
     kernel = paths.program(many, "pallas_call")[0].split("def pallas_kernel(")[1].split("\n")
-    assert kernel[1:3] == ["    " + "; ".join(f"r{i}[...] = x{i}[...]" for i in range(5)),
+    assert kernel[1:3] == ["    " + "; ".join([ZERO_OUT, *(f"r{i}[...] = x{i}[...]" for i in range(5))]),
                            "    r5[...] = x5[...]; r6[...] = x6[...]"], kernel
     report = oracles.check(many, on_paths=("pallas_call",))   # and each comes back as it was
     assert not report.failures and report.compared["model-vs-path"] == 1, report

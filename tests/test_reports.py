@@ -54,9 +54,14 @@ def test_a_known_findings_title_is_a_whole_sentence(known_id):
 
 
 def test_a_hangs_title_names_where_it_was_stuck_and_its_path():
+    """...and what its kernel calls, on what data: a hang is never minimized,
+    and its stack blames what ran last (the pipeline's copies: dma_start)."""
     record = reports.load(os.path.join(ROOT, "reports"), "crash-dma_start-54e8a344")
-    assert reports.title(findings.Finding.from_record(record)) == \
-        "A kernel hangs in `tpu_info.py:_get_tiling_factor` (`pallas_call`)"
+    finding = findings.Finding.from_record(record)
+    assert reports.title(finding) == ("A kernel calling `pltpu.emit_pipeline` on int64 data hangs "
+                                      "in `tpu_info.py:_get_tiling_factor` (`pallas_call`)")
+    # ...and its report says why the snippet names a TPU device on a CPU.
+    assert "Note: pltpu.emit_pipeline reads the device" in reports.summary(finding)
 
 
 def test_a_title_says_internal_api_where_only_jax_internals_reproduce():

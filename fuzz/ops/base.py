@@ -24,6 +24,13 @@ class Op(ir.Statement):
     # Whether the statement only reads the refs it names (a copy in flight
     # may read them at the same time: fuzz/ops/dma/common.py).
     reads_only: ClassVar[bool] = False
+    # The public function a kernel calls for the statement, as a report's
+    # title names it ("pltpu.emit_pipeline"); None for plain indexing, or
+    # where the call varies.
+    public_call: ClassVar[str | None] = None
+    # What a reader of a snippet with this statement must know to trust it
+    # (a stand-in the snippet needs on CPU), said in its report; None: nothing.
+    report_note: ClassVar[str | None] = None
 
     def source(self, e) -> str:
         """The statement as one line of Python, through emitter ``e``

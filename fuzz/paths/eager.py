@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import jax
 
-from fuzz import compat, ir
+from fuzz import compat, emit, ir
 from fuzz.paths import jax_refs
 
 NAME, COST, EVALUATES = "eager", 2, True
@@ -29,7 +29,8 @@ def not_applicable(case: ir.Case) -> str | None:
     transforms = [t for s in case.statements for v in ir.views(s) for t in v.transforms]
     if any(isinstance(t, (ir.Reshape, ir.Transpose, ir.Bitcast)) for t in transforms):
         return "an eager jax.Ref has no .reshape / .transpose / .bitcast"
-    if compat.jax_version()[:2] < (0, 12) and any(isinstance(t, ir.At) for t in transforms):
+    # (only a view the kernel writes as x.at[...]: x[i] and jax.ref.get(x, i) run)
+    if compat.jax_version()[:2] < (0, 12) and ".at[" in emit.kernel_source(case):
         return f"JAX {jax.__version__}'s eager jax.Ref has no .at[] (a bare NotImplementedError)"
     return None
 

@@ -140,9 +140,13 @@ def harness(case: ir.Case, interpret: str = INTERPRET) -> str:
         if case.devices else ""
     return _HARNESS.format(
         params=", ".join(params),
-        # one line of copies (up to 5), so a snippet keeps its few lines for the kernel
-        copies="".join("    " + "; ".join(f"r{i}[...] = x{i}[...]" for i in data[k:k + 5]) + "\n"
-                       for k in range(0, len(data), 5)),
+        # ``out`` zeroed (an output block starts undefined: a slot no read
+        # writes printed garbage), then one line of copies (up to 5), so a
+        # snippet keeps its few lines for the kernel
+        copies="".join("    " + "; ".join(
+            (["out[...] = jnp.zeros(out.shape, jnp.int32)"] if k == 0 else [])
+            + [f"r{i}[...] = x{i}[...]" for i in data[k:k + 5]]) + "\n"
+            for k in range(0, max(len(data), 1), 5)),
         refs="".join(f"r{i}, " for i in paths.unscoped(case)) + "".join(f"e{i}, " for i in exits),
         out=f"({grid.size}, *OUT)" if grid else "OUT",
         out_shapes="".join(f"jax.ShapeDtypeStruct({tuple(r.shape)!r}, "

@@ -14,8 +14,9 @@ import re
 
 import jax
 
-from fuzz import atomic, compat, oracles, paths
+from fuzz import atomic, compat, ir, oracles, paths
 from fuzz.suppressions import known_findings
+from fuzz.severity import USABILITY
 from fuzz.triage import findings, releases, reproducer, snippet
 
 INDEX = "index.md"
@@ -70,7 +71,35 @@ def summary(finding) -> str:
         k = known_findings.BY_ID.get(finding.known)
         if k is not None:
             text += f" In short: {k.description}."
-    return text
+    notes = dict.fromkeys(s.report_note for s in _statements(finding) if s.report_note)
+    return text + "".join(f"\n\nNote: {note}." for note in notes)
+
+
+def _said(finding, said: str) -> str:
+    """The snippet's last comment: a program classed as a usability issue
+    (no TPU takes it; its known entry's review) should fail, only clearly,
+    whatever the oracle that caught it expected."""
+    if severity(finding.to_record()) != USABILITY:
+        return said
+    return re.sub(r"; expected: no error.*$", "; expected: an error that says what is not supported",
+                  said)
+
+
+def _statements(finding) -> list:
+    return list(ir.flat(finding.case.body)) if finding.case is not None else []
+
+
+def _kernel(finding) -> str:
+    """"A kernel" as a title names it: with the public calls of a small one
+    (a crash is never minimized, and its stack blames what ran last, not
+    what the kernel asked for) and its 64-bit data."""
+    calls = list(dict.fromkeys(s.public_call for s in _statements(finding) if s.public_call))
+    what = "A kernel"
+    if 1 <= len(calls) <= 2:
+        what += " calling " + " and ".join(f"`{c}`" for c in calls)
+    wide = sorted({r.kind for r in finding.case.refs if r.kind in ir.X64_DTYPES}
+                  if finding.case is not None else ())
+    return what + (f" on {' and '.join(wide)} data" if wide else "")
 
 
 def _facts(oracle: str, exception: str | None):
@@ -131,7 +160,7 @@ def _title(finding) -> str:
         # Where it was stuck is the JAX function to blame, not the statement
         # being traced then (a hang in tiling inference is no hang "in dma_start").
         if stuck := re.search(r", in (\S+)$", finding.message):
-            return f"A kernel {what} in `{stuck[1]}` (`{where}`)"
+            return f"{_kernel(finding)} {what} in `{stuck[1]}` (`{where}`)"
         return f"{who} {what} on `{where}`"
     return f"{who} {what} on `{where}`: {finding.message[:90]}"
 
@@ -186,7 +215,7 @@ def markdown(finding) -> str:
     if finding.case is not None and repro.get("path"):
         lines += ["```python", snippet.snippet(
             finding.case, repro["path"], jit=reproducer.rendering(repro)["jit"],
-            said=snippet.said(repro, finding.message),
+            said=_said(finding, snippet.said(repro, finding.message)),
             comparison=repro.get("comparison")).rstrip(), "```", ""]
     lines += ["### Description", "", summary(finding), ""]
     if repro.get("script"):

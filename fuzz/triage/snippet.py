@@ -275,7 +275,10 @@ def said(reproducer: dict, message: str = "") -> str:
         return (f"Bug: {got[0]}: {releases.steady(got[2])[:120]}; "
                 f"expected, as by {want[0]}: {want[2][:120]}")
     got, want = _results(actual), _results(expected.removeprefix("no error; "))
-    if got is None:
+    if got is None and message and actual.endswith("Traceback (most recent call last):"):
+        # (a callback's error prints its traceback; the finding has the error itself)
+        bug = "raises " + releases.steady(message).rstrip(":. ")
+    elif got is None:
         bug = "raises " + releases.steady(actual).rstrip(":. ")
     elif want is not None and got[0] != want[0]:
         i = next(i for i, (a, b) in enumerate(zip(got[0], want[0])) if a != b) \

@@ -17,6 +17,7 @@ class Cond(ControlOp):
     index: ir.Int
     branches: tuple[tuple[ir.Statement, ...], ...]
     tag = "cond"
+    public_call = "jax.lax.cond"
     primitive = "cond"
     block_fields = ("branches",)
 

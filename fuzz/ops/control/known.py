@@ -5,7 +5,7 @@ from __future__ import annotations
 import dataclasses
 
 from fuzz import ir
-from fuzz.severity import CRASH, REFUSED, WRONG_VALUE
+from fuzz.severity import CRASH, REFUSED, USABILITY, WRONG_VALUE
 from fuzz.ops.base import KnownFinding
 from fuzz.ops.control.cond import Cond
 from fuzz.ops.control.loop import Loop
@@ -418,7 +418,9 @@ KNOWN_FINDINGS: tuple[KnownFinding, ...] = (
     KnownFinding(
         "emit-pipeline-scalar-block",
         "pltpu.emit_pipeline over a 1-D ref, a 0-D block a step "
-        "(BlockSpec((None,), lambda i: (i,))), fails: with a bare AssertionError "
+        "(BlockSpec((None,), lambda i: (i,))), which no TPU block layout takes "
+        "(its last dimension squeezed), fails with a bare AssertionError instead "
+        "of an error that says so "
         "('assert len(window_slice) == 1' in pipeline._window_ref_at), as the "
         "emit_pipeline primitive and inlined alike; as the primitive, a "
         "semaphore op or debug callback on the 0-D block fails in the "
@@ -434,7 +436,7 @@ KNOWN_FINDINGS: tuple[KnownFinding, ...] = (
         # Inlined: how 0.10.1 to 0.11.1 run a pipeline too.
         example=ir.Case((ir.Ref("int32", (2,)),), (Pipeline(2, (0,), (), inline=True),),
                         ("pallas_call",)),
-        severity=CRASH),
+        severity=USABILITY),
     KnownFinding(
         "inlined-pipeline-block-indexed-addupdate",
         "an addupdate through an indexer of a block that an inlined "
@@ -556,8 +558,10 @@ KNOWN_FINDINGS: tuple[KnownFinding, ...] = (
                   ("grad-matches", r"^rev: the tangents of .* under jax\.linearize differ from "
                                    r"jax\.jvp's$")),
         trigger=_wrapping_a_float_store("checkpoint"),
-        example=ir.Case((ir.Ref("float32", (2,)),), (Wrap("checkpoint", (Swap(
-            ir.View(0, (ir.At((ir.Int(0),)),)), Iota("float32", (), 3)),)),), ("eager",)),
+        # (a 0-d ref, stored whole: a release whose eager jax.Ref lacks .at[]
+        # runs it too, as the report's snippet does)
+        example=ir.Case((ir.Ref("float32", ()),), (Wrap("checkpoint", (Swap(
+            ir.View(0), Iota("float32", (), 3)),)),), ("eager",)),
         severity=WRONG_VALUE),
     KnownFinding(
         "custom-vmap-vjp-drops-ref-writes",
@@ -775,10 +779,11 @@ KNOWN_FINDINGS: tuple[KnownFinding, ...] = (
         same_as="wrapper-in-run-scoped-mixing-scoped-and-outer-refs"),
     KnownFinding(
         "shard-map-dynamic-update-sharding",
-        "a jax.shard_map on a one-device mesh that takes dyn (a ref) as an "
-        "argument, even with an empty body, leaves dyn sharded on the mesh's "
-        "Explicit axis: a later store or signal whose index or amount comes "
-        "from dyn (or from a ref the map updated with one) fails in discharge "
+        "discharging a jax.shard_map (on a one-device mesh) that takes a ref "
+        "returns the ref's new value with the map's mesh in its sharding "
+        "(_shard_map_discharge), unlike the ref's aval: a later store or signal "
+        "whose index or amount comes from that ref (dyn, or a ref the map "
+        "updated) fails in discharge "
         "with ShardingTypeError: 'dynamic_update_slice operand sharding must be "
         "equal to update sharding, got operand sharding int32[2]({}) and "
         "update sharding int32[1]({Explicit: ('i',)})'; so does a semaphore read "

@@ -47,6 +47,12 @@ class Pipeline(SlicingOp):
     body: tuple[ir.Statement, ...]
     inline: bool = False
     tag = "pipeline"
+    public_call = "pltpu.emit_pipeline"
+    report_note = (
+        "pltpu.emit_pipeline reads the device it tiles its blocks for; a CPU has "
+        "no TPU, so the snippet names one with `jax.sharding.use_abstract_mesh` "
+        "(an `AbstractDevice('TPU v6 lite', ...)`), for which it traces as it "
+        "would on that TPU")
     block_fields = ("body",)
     allocates_semaphores = True   # (its buffers' DMA semaphores)
 

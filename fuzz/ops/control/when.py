@@ -16,6 +16,7 @@ class When(ControlOp):
     pred: ir.Int
     body: tuple[ir.Statement, ...]
     tag = "when"
+    public_call = "pl.when"
     primitive = "cond"
     block_fields = ("body",)
 

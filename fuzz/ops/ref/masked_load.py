@@ -46,6 +46,7 @@ class MaskedLoad(RefOp):
     mask: Mask | None = None
     other: Value | None = None
     tag = "masked_load"
+    public_call = "pltpu.load"
     primitive = "masked_load"
     reads_only = True
 

@@ -33,6 +33,7 @@ class MaskedStore(RefOp):
     value: Value
     mask: Mask | None = None
     tag = "masked_store"
+    public_call = "pltpu.store"
     primitive = "masked_swap"
 
     def source(self, e) -> str:

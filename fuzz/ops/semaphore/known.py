@@ -317,7 +317,11 @@ KNOWN_FINDINGS: tuple[KnownFinding, ...] = (
         "signal-device-id-int64-under-x64",
         "under jax.enable_x64, pl.semaphore_signal(sem, 1, device_id=0) is "
         "refused with '`device_id`s must be an int32 value, but got int64': "
-        "the Python int device id becomes int64 and nothing converts it",
+        "semaphore_signal casts inc to int32 but not device_id, so a Python int "
+        "becomes int64 (_semaphore_signal_abstract_eval refuses it on every "
+        "backend). Without x64 it traces, and the HLO interpreter then refuses "
+        "the remote signal as it documents ('Remote signal not implemented', "
+        "the error the snippet expects)",
         # (up to 0.8.0 the message ends "an int32 value.")
         symptoms=(("valid-runs", r"`device_id`s must be an int32 value(, but got int64|\.)"),
                   (_INVALID, r"`device_id`s must be an int32 value(, but got int64|\.)")),

@@ -16,6 +16,7 @@ from fuzz.ops.semaphore.common import READ_KINDS, SemaphoreOp
 class Read(SemaphoreOp):
     view: ir.View
     tag = "read"
+    public_call = "pl.semaphore_read"
     primitive = "semaphore_read"
     kinds = READ_KINDS   # DMA semaphores may be read, not signalled or waited on
     produces_value = True

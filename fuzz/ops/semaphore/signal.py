@@ -19,6 +19,7 @@ class Signal(SemaphoreOp):
     device_id_type: str | None = None  # "mesh" | "logical" (deprecated in JAX)
     core_index: ir.Int | None = None
     tag = "signal"
+    public_call = "pl.semaphore_signal"
     primitive = "semaphore_signal"
 
     def check(self, case, n):

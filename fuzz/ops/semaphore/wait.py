@@ -21,6 +21,7 @@ class Wait(SemaphoreOp):
     value: ir.Int = ir.Int(1)
     decrement: bool = True
     tag = "wait"
+    public_call = "pl.semaphore_wait"
     primitive = "semaphore_wait"
 
     def source(self, e) -> str:
