@@ -11,14 +11,15 @@ from jax.experimental.pallas import tpu as pltpu
 from jax.experimental.pallas import triton as plgpu
 
 X64 = False  # run() under enable_x64(X64): whether 64-bit dtypes exist
-DYN = jnp.array([1, 0, 1, 0], dtype=jnp.int32)  # dynamic operands, in body order
+DYN = jnp.array([1, 0, 1, 0, 1, 0, 1, 0], dtype=jnp.int32)  # dynamic operands, in body order
 OUT = (1,)  # one int32 slot per semaphore read
 
 def kernel(dyn, out, r0, r1, r2):
     pltpu.make_async_copy(r1.at[dyn[pl.ds(0, 2)]], r2.at[dyn[pl.ds(2, 2)]], r0).start()
+    pltpu.make_async_copy(r1.at[dyn[pl.ds(4, 2)]], r2.at[dyn[pl.ds(6, 2)]], r0).wait()
 
 def pallas_kernel(dyn, x1, x2, out, r1, r2, r0):
-    r1[...] = x1[...]; r2[...] = x2[...]
+    out[...] = jnp.zeros(out.shape, jnp.int32); r1[...] = x1[...]; r2[...] = x2[...]
     kernel(dyn, out, r0, r1, r2, )
 
 

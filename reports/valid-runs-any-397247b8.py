@@ -15,10 +15,11 @@ DYN = jnp.array([0], dtype=jnp.int32)  # dynamic operands, in body order
 OUT = (1,)  # one int32 slot per semaphore read
 
 def kernel(dyn, out, r0, r1, r2):
+    pltpu.make_async_copy(r1, r2, r0.at[0], src_sem=r0.at[1]).start()
     pltpu.make_async_copy(r1, r2, r0.at[0], src_sem=r0.at[1]).wait()
 
 def pallas_kernel(dyn, x1, x2, out, r1, r2, r0):
-    r1[...] = x1[...]; r2[...] = x2[...]
+    out[...] = jnp.zeros(out.shape, jnp.int32); r1[...] = x1[...]; r2[...] = x2[...]
     kernel(dyn, out, r0, r1, r2, )
 
 

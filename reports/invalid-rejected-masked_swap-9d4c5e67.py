@@ -1,7 +1,7 @@
-# Reproducer for discharge-fuzz finding valid-runs-any-9b640135.
-# Runs the kernel below on the `tpu_interpret` path and compares the result with what
+# Reproducer for discharge-fuzz finding invalid-rejected-masked_swap-9d4c5e67.
+# Runs the kernel below on the `pallas_call` path and compares the result with what
 # a correct JAX gives. Exit status: 1 = the bug reproduces, 0 = it does not.
-# discharge-fuzz case (schema 6) on path `tpu_interpret`.
+# discharge-fuzz case (schema 6) on path `pallas_call`.
 import json
 import jax
 import jax.numpy as jnp
@@ -14,22 +14,20 @@ X64 = False  # run() under enable_x64(X64): whether 64-bit dtypes exist
 DYN = jnp.array([0], dtype=jnp.int32)  # dynamic operands, in body order
 OUT = (1,)  # one int32 slot per semaphore read
 
-def kernel(dyn, out, r0, r1, r2):
-    pltpu.make_async_copy(r1.reshape((2, 1)), r2.reshape((2, 1)), r0).start()
-    pltpu.make_async_copy(r1.reshape((2, 1)), r2.reshape((2, 1)), r0).wait()
+def kernel(dyn, out, r0):
+    pltpu.store(r0, (jax.lax.iota(jnp.int32, 2).reshape((2,))).astype(jnp.int32), mask=(jax.lax.iota(jnp.int32, 3).reshape((3,))) % 1 == 0)
 
-def pallas_kernel(dyn, x1, x2, out, r1, r2, r0):
-    r1[...] = x1[...]; r2[...] = x2[...]
-    kernel(dyn, out, r0, r1, r2, )
+def pallas_kernel(dyn, x0, out, r0):
+    out[...] = jnp.zeros(out.shape, jnp.int32); r0[...] = x0[...]
+    kernel(dyn, out, r0, )
 
 
 def function():
     """The program as a function, and its arguments."""
     call = pl.pallas_call(
-        pallas_kernel, interpret=pltpu.InterpretParams(),
-        out_shape=(jax.ShapeDtypeStruct(OUT, jnp.int32), jax.ShapeDtypeStruct((2,), jnp.float32), jax.ShapeDtypeStruct((2,), jnp.float32), ),
-        scratch_shapes=[pltpu.SemaphoreType.DMA(())])
-    return call, (DYN, ((jax.lax.iota(jnp.int32, 2).reshape((2,)) + 1) % 7 + 1).astype(jnp.float32), ((jax.lax.iota(jnp.int32, 2).reshape((2,)) + 2) % 7 + 1).astype(jnp.float32), )
+        pallas_kernel, interpret=True,
+        out_shape=(jax.ShapeDtypeStruct(OUT, jnp.int32), jax.ShapeDtypeStruct((2,), jnp.int32), ))
+    return call, (DYN, (jax.lax.iota(jnp.int32, 2).reshape((2,)) % 7 + 1).astype(jnp.int32), )
 
 def run():
     f, args = function()
@@ -49,8 +47,8 @@ def observe():
             "values": [np.asarray(r).tolist() for r in results if not isinstance(r, jax.ShapeDtypeStruct)]}
 
 import re
-EXPECTED = json.loads('{"avals": [[[1], "int32"], [[2], "float32"], [[2], "float32"]]}')
-EXPECTED_TEXT = "no error; results with avals [[[1], 'int32'], [[2], 'float32'], [[2], 'float32']]"
+EXPECTED = json.loads('{"error_types": ["ValueError"], "match": "(?i)mask"}')
+EXPECTED_TEXT = "ValueError with a message matching '(?i)mask' (from masked_swap)"
 
 
 def problem(actual):
