@@ -225,7 +225,9 @@ def test_a_grad_finding_is_filed_with_a_reproducer_that_differentiates(tmp_path)
     md = (tmp_path / "r" / f"{finding.id}.md").read_text()
     code = md.split("```python\n")[1].split("```")[0]
     ran = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
-    assert ran.returncode == 0 and "jax.linearize: [[" in ran.stdout, ran.stdout + ran.stderr
+    shown = dict(line.split(": ", 1) for line in ran.stdout.splitlines() if ": [" in line)
+    assert ran.returncode == 0 and shown["jax.linearize"] != shown["jax.jvp"], \
+        ran.stdout + ran.stderr
 
 
 @premise(seen_on.applies("known", "custom-vmap-vjp-drops-ref-writes"),

@@ -405,10 +405,11 @@ KNOWN_FINDINGS: tuple[KnownFinding, ...] = (
         severity=USABILITY),
     KnownFinding(
         "tpu-interpret-reshaped-data-ref",
-        "the TPU interpreter crashes on a get, swap or copy through a reshaped (or "
+        "the TPU interpreter crashes on a get or swap through a reshaped (or "
         "transposed, or bitcast) data ref view: interpret utils' to_range assumes every "
         "transform is an indexer (AttributeError: 'ReshapeTransform' object "
-        "has no attribute 'indices'), where discharge handles the view",
+        "has no attribute 'indices'), where discharge handles the view; a "
+        "make_async_copy through such a view fails the same way",
         symptoms=(("valid-runs", r"CpuCallback error calling callback: AttributeError: "
                                  rf"'{view_class('Reshape', 'Transpose', 'Bitcast')}' object has no "
                                  r"attribute 'indices'"),),
