@@ -151,7 +151,8 @@ def main(args) -> int:
     config = CampaignConfig(
         budget_s=args.budget, workers=args.workers, mode=args.mode, seed=args.seed,
         strategies=args.strategies, paths=args.paths, oracles=args.oracles, schedule=args.schedule,
-        filing=args.filing, finish_filing_s=args.finish_filing, include_known=args.include_known, unsupported_are_findings=args.unsupported_are_findings,
+        filing=args.filing, finish_filing_s=args.finish_filing,
+        include_known=args.include_known, unsupported_are_findings=args.unsupported_are_findings,
         database=args.database, corpus_dir=args.corpus,
         reports_dir=args.reports, out_dir=args.out, case_timeout_s=args.case_timeout,
         max_rss_mb=args.max_rss_mb, recycle_after=args.recycle_after,

@@ -138,15 +138,15 @@ def harness(case: ir.Case, interpret: str = INTERPRET) -> str:
               for r in stacked[:len(data)]]
     mesh = _ON_MESH.format(devices=case.devices, axis=ir.MESH_AXIS, operands=len(data)) \
         if case.devices else ""
+    # ``out`` zeroed (an output block starts undefined: a slot no read
+    # writes printed garbage), then the copy-ins, up to 5 to a line, so a
+    # snippet keeps its few lines for the kernel
+    copies = [f"r{i}[...] = x{i}[...]" for i in data]
+    rows = [["out[...] = jnp.zeros(out.shape, jnp.int32)", *copies[:5]],
+            *(copies[k:k + 5] for k in range(5, len(copies), 5))]
     return _HARNESS.format(
         params=", ".join(params),
-        # ``out`` zeroed (an output block starts undefined: a slot no read
-        # writes printed garbage), then one line of copies (up to 5), so a
-        # snippet keeps its few lines for the kernel
-        copies="".join("    " + "; ".join(
-            (["out[...] = jnp.zeros(out.shape, jnp.int32)"] if k == 0 else [])
-            + [f"r{i}[...] = x{i}[...]" for i in data[k:k + 5]]) + "\n"
-            for k in range(0, max(len(data), 1), 5)),
+        copies="".join("    " + "; ".join(row) + "\n" for row in rows),
         refs="".join(f"r{i}, " for i in paths.unscoped(case)) + "".join(f"e{i}, " for i in exits),
         out=f"({grid.size}, *OUT)" if grid else "OUT",
         out_shapes="".join(f"jax.ShapeDtypeStruct({tuple(r.shape)!r}, "
