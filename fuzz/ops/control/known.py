@@ -13,7 +13,7 @@ from fuzz.ops.control.pipeline import Pipeline
 from fuzz.ops.control.when import When
 from fuzz.ops.control.wrap import Wrap
 from fuzz.ops.ref.addupdate import AddUpdate
-from fuzz.ops.ref.common import Iota
+from fuzz.ops.ref.common import Fill, Iota
 from fuzz.ops.ref.get import Get
 from fuzz.ops.ref.inspect import Inspect
 from fuzz.ops.ref.masked_store import MaskedStore
@@ -122,15 +122,19 @@ def _scoped_and_outer_refs_in_wrapper(case: ir.Case, k: int) -> bool:
         or any(i.dynamic for s in inner for i in ir.own(s, ir.Int)))
 
 
-def _wrapped_dynamic_control_flow(case: ir.Case, k: int) -> bool:
-    """A jit or checkpoint `Wrap` with a loop or cond inside whose count,
-    index or predicate comes from ``dyn``, and a ref used inside."""
+def _wrapper_mixing_refs(case: ir.Case, k: int) -> bool:
+    """A jit, checkpoint, custom_vjp or custom_vmap `Wrap` whose body uses
+    two refs, or a ref and ``dyn`` (a dynamic operand, also a loop count or
+    a predicate): discharging all refs but one, the kept one may be among
+    them beside one that is discharged."""
     stmt = case.statements[k]
-    if not (isinstance(stmt, Wrap) and stmt.via in ("jit", "checkpoint")):
+    if not (isinstance(stmt, Wrap) and stmt.via in ("jit", "checkpoint", "custom_vjp",
+                                                     "custom_vmap")):
         return False
     inner = ir.flat(stmt.body)
-    return any(s.block_fields and any(i.dynamic for i in ir.own(s, ir.Int)) for s in inner) and any(
-        ir.views(s) for s in inner)
+    used = {v.ref for s in inner for v in ir.views(s)}
+    return len(used) > 1 or bool(used) and any(
+        i.dynamic for s in inner for i in ir.own(s, ir.Int))
 
 
 def _wrapped_signal_example(via: str) -> ir.Case:
@@ -763,18 +767,21 @@ KNOWN_FINDINGS: tuple[KnownFinding, ...] = (
             ir.View(0, (ir.At((ir.Int(0, True),)),))),)),), ("pallas_call",)),
         severity=CRASH),
     KnownFinding(
-        "wrapped-dynamic-control-flow-discharges-kept-ref",
-        "discharging all refs but one (should_discharge), a jax.jit or "
-        "jax.checkpoint whose function runs a loop or a cond (pl.when) on a "
-        "value from dyn and uses the kept ref raises 'Did not ask for inval to "
-        "be discharged but it was' (jit(lambda: fori_loop(0, dyn[0], body, 0)) "
-        "with body reading the kept ref); the jit alone, or the loop alone, is "
-        "discharged",
+        "wrapper-partial-discharge-discharges-kept-ref",
+        "discharging all refs but one (should_discharge), a jax.jit, "
+        "jax.checkpoint, jax.custom_vjp or custom_vmap whose function uses the "
+        "kept ref and a discharged one (another ref, or dyn read for a value, "
+        "an index or a loop count) raises 'Did not ask for inval to be "
+        "discharged but it was': the wrapper's rule discharges every ref it is "
+        "given (jit(lambda: (r0.__setitem__(..., 0), r1.__setitem__(..., 0))) "
+        "with r0 kept); a wrapper using the kept ref alone is discharged. "
+        "Found again by the main job's 60 s run (partial-discharge-any-b315f6b1)",
         symptoms=(("partial-discharge", r"raised ValueError: Did not ask for inval to be "
                                         r"discharged but it was"),),
-        trigger=_wrapped_dynamic_control_flow,
-        example=ir.Case((ir.Ref("int16", ()),), (Wrap("jit", (Loop(ir.Int(1, True), (
-            Get(ir.View(0)),)),)),), ("abstract",)),
+        trigger=_wrapper_mixing_refs,
+        example=ir.Case((ir.Ref("int32", (2,)), ir.Ref("int32", (2,))), (Wrap("jit", (
+            Swap(ir.View(0), Fill(ir.Int(0), (2,))), Swap(ir.View(1), Fill(ir.Int(0), (2,))))),),
+            ("abstract",)),
         severity=CRASH,
         same_as="wrapper-in-run-scoped-mixing-scoped-and-outer-refs"),
     KnownFinding(
