@@ -21,13 +21,13 @@
                         releases it lives on; a miss counts as BUDGET) and how
                         many exposed it; with --keep, the corpus files of its new
                         findings go to DIR/<release>-seed<seed>/ (per setting of a lever)
-    python -m fuzz.bench_campaign swarm|refs|schedule|mode|filing|defaults BUDGET SEEDS [--releases R1,...]
+    python -m fuzz.bench_campaign swarm|refs|schedule|mode|filing|unmask|defaults BUDGET SEEDS [--releases R1,...]
                         one lever, side by side: rediscover with each of its
                         settings (`LEVERS`: swarm,invalid and valid,swarm,invalid
                         against the default strategies; valid,refs,invalid
                         against them; --schedule cost against all; --mode
                         atheris and mixed against hypothesis; --filing end
-                        against inline; the defaults
+                        against inline; --unmask against not; the defaults
                         against the levers' winners together), the same seeds
                         and releases (default: the newest)
     PYTHONPATH=tests python -m fuzz.bench_campaign planted [BUDGET] [SEEDS]
@@ -306,6 +306,8 @@ LEVERS = {
     # a new finding shrunk, minimized and verified on its worker, or after
     # the workers stop (`fuzz.campaign.FILINGS`)
     # (both as a user runs them: minimized and verified, which other levers skip)
+    # a case a known crash stopped run again without its trigger, or not
+    "unmask": [("off", {"unmask": False}), ("on", {"unmask": True})],
     "filing": [("inline", {"filing": "inline", "minimize": True, "verify": True}),
                ("end", {"filing": "end", "minimize": True, "verify": True})],
 }

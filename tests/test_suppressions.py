@@ -15,7 +15,8 @@ import pytest
 from fuzz import compat, ir, oracles, paths
 from fuzz.suppressions import known_findings, seen_on, unsupported
 from fuzz.campaign.property import Stats, check_property, filed_signatures
-from fuzz.ops.ref import Get
+from fuzz.ops.ref import Get, Swap
+from fuzz.ops.ref.common import Fill
 from fuzz.ops.semaphore import Read, Signal, Wait
 from fuzz.oracles import errors, jit_eager, model_vs_path
 from fuzz.triage import corpus, filing, findings, reports
@@ -398,3 +399,29 @@ def test_a_pipeline_printing_a_kernel_ref_is_the_closed_over_ref_finding_and_hid
     planted = dataclasses.replace(case, refs=(*case.refs, ir.Ref("int32", PLANTED_SHAPE)),
                                   body=ir.with_statement(case.body, 0, Get(ir.View(2))))
     _reported(planted, lambda f: isinstance(f.error, KeyError) and "planted" in str(f.error))
+
+
+@premise(seen_on.applies("known", "same-width-bitcast-below-2d"),
+         "no same-width-bitcast-below-2d here")
+def test_unmasking_runs_a_case_again_without_a_known_crash_and_reports_what_it_hid(plant):
+    """A wrong value planted in swap's discharge rule, behind a known crash
+    that stops every path first (a same-width bitcast of a 1-D ref): counted
+    as the known crash alone, unless the case runs again without its
+    trigger (``unmask``), where the planted swap is reported."""
+    rules = compat.discharge_rules()
+    swap = next(p for p in rules if p.name == "swap")
+
+    def around(call, in_avals, values, params):
+        new_invals, outs = call()
+        return [None if v is None else v + 1 for v in new_invals], outs
+    plant(rules, swap, compat.wrap_rule(rules[swap], around))
+    case = ir.Case((ir.Ref("int32", (3,)), ir.Ref("int32", (2,))), (
+        Get(ir.View(0, (ir.Bitcast("float32"),))), Swap(ir.View(1), Fill(ir.Int(5), (2,)))))
+    masked = Stats()
+    check_property(case, masked)
+    assert set(masked.known) == {"same-width-bitcast-below-2d"}
+    with pytest.raises(oracles.OracleFailure) as raised:
+        check_property(case, Stats(), unmask=True)
+    failure = raised.value
+    assert failure.oracle == "model-vs-path" and failure.known is None
+    assert ir.primitive(failure.case.statements[failure.statement]) == "swap"

@@ -20,3 +20,8 @@ DEFAULT_SCHEDULE = "cost"
 # on its own budget).
 FILINGS = ("inline", "end")
 DEFAULT_FILING = "inline"
+
+# Whether a valid case a known crash stopped on some path runs again
+# without the statements that triggered it (`known_findings.unmasked`): the
+# bug behind a known one is met without waiting for a case without it.
+DEFAULT_UNMASK = False

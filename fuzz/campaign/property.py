@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from hypothesis import HealthCheck, Phase, given, seed as hseed, settings, strategies as st
 
 from fuzz import oracles
+from fuzz.suppressions import known_findings
 from fuzz.triage import corpus, findings
 from fuzz.campaign import STRATEGIES
 from strategies.programs import invalid_programs, programs, ref_programs, swarm_programs
@@ -27,6 +28,7 @@ class Stats:
     known: collections.Counter = field(default_factory=collections.Counter)
     already_found: collections.Counter = field(default_factory=collections.Counter)
     undefined: int = 0     # valid cases the model gives no meaning (see fuzz/model.py)
+    unmasked: int = 0      # cases run again without a known crash's trigger (`check_property`)
     # Valid cases by the model's verdict (defined, deadlock, racy, ...).
     verdicts: collections.Counter = field(default_factory=collections.Counter)
     # Cases on a mesh, by its size, and those valid by size and verdict ("4 racy").
@@ -54,11 +56,14 @@ SESSION = Stats()
 
 def check_property(case, stats: Stats = SESSION, include_known=False, *,
                    on_paths=None, only_oracles=None, already_found=None,
-                   unsupported_are_findings=False) -> oracles.CaseReport:
+                   unsupported_are_findings=False, unmask=False) -> oracles.CaseReport:
     """Run ``case`` everywhere (or ``on_paths``); raise its first unknown
     failure. A campaign narrows what counts with ``only_oracles`` (names) and
     ``already_found(failure) -> bool`` (what it has filed already: counted,
-    not raised again, so Hypothesis does not shrink it once more)."""
+    not raised again, so Hypothesis does not shrink it once more). With
+    ``unmask``, a case a known crash stopped runs again without what
+    triggered it (`known_findings.unmasked`), and its first unknown failure
+    is raised."""
     report = oracles.check(case, on_paths=on_paths,
                            oracles=only_oracles or oracles.ORACLE_NAMES,
                            unsupported_are_findings=unsupported_are_findings)
@@ -93,6 +98,11 @@ def check_property(case, stats: Stats = SESSION, include_known=False, *,
             stats.hits.setdefault(findings.finding_id(findings.signature(f)), "new")
     if unknown:
         raise unknown[0]
+    if unmask and (behind := known_findings.unmasked(case, report.failures)) is not None:
+        stats.unmasked += 1
+        check_property(behind, stats, include_known, on_paths=on_paths,
+                       only_oracles=only_oracles, already_found=already_found,
+                       unsupported_are_findings=unsupported_are_findings)
     return report
 
 

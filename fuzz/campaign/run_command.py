@@ -7,8 +7,8 @@ import os
 import re
 import sys
 
-from fuzz.campaign import (DEFAULT_FILING, DEFAULT_SCHEDULE, DEFAULT_STRATEGIES, FILINGS,
-                            SCHEDULES, STRATEGIES)
+from fuzz.campaign import (DEFAULT_FILING, DEFAULT_SCHEDULE, DEFAULT_STRATEGIES, DEFAULT_UNMASK,
+                            FILINGS, SCHEDULES, STRATEGIES)
 from fuzz.campaign.workers import load_hook
 from fuzz.exits import EXIT_ERROR
 
@@ -67,6 +67,10 @@ def add(sub) -> None:
       help="inline: a worker shrinks, minimizes and verifies a new finding as it finds it; "
            "end: it files the finding unverified and fuzzes on, and the campaign completes "
            f"it after the workers stop (default {DEFAULT_FILING})")
+    a("--unmask", action=argparse.BooleanOptionalAction, default=DEFAULT_UNMASK,
+      help="run a case a known crash stopped on some path again without the statements "
+           "that triggered it, so a bug behind the known one shows "
+           f"(default {'on' if DEFAULT_UNMASK else 'off'})")
     a("--finish-filing", type=duration, default=duration("5m"),
       help="after the workers stop: time to minimize and verify the findings filed "
            "unverified (all of them with --filing end) (default 5m)")
@@ -151,7 +155,7 @@ def main(args) -> int:
     config = CampaignConfig(
         budget_s=args.budget, workers=args.workers, mode=args.mode, seed=args.seed,
         strategies=args.strategies, paths=args.paths, oracles=args.oracles, schedule=args.schedule,
-        filing=args.filing, finish_filing_s=args.finish_filing,
+        filing=args.filing, finish_filing_s=args.finish_filing, unmask=args.unmask,
         include_known=args.include_known, unsupported_are_findings=args.unsupported_are_findings,
         database=args.database, corpus_dir=args.corpus,
         reports_dir=args.reports, out_dir=args.out, case_timeout_s=args.case_timeout,

@@ -119,6 +119,9 @@ def text(summary: dict, out_dir: str) -> str:
         lines.append(f"   valid cases with no defined meaning (a wait that would block "
                      f"forever, a race, ...; compared path to path at most): "
                      f"{summary['undefined_cases']}")
+    if summary.get("unmasked_cases"):
+        lines.append(f"   cases run again without a known crash's trigger (--unmask): "
+                     f"{summary['unmasked_cases']}")
     if verdicts := summary.get("verdicts"):
         lines.append("   valid cases by the model's verdict: " + ", ".join(
             f"{v} {n}" for v, n in sorted(verdicts.items(), key=lambda kv: -kv[1])))

@@ -30,7 +30,7 @@ import traceback
 from dataclasses import asdict, dataclass, field
 
 from fuzz import atomic
-from fuzz.campaign import DEFAULT_FILING, DEFAULT_SCHEDULE
+from fuzz.campaign import DEFAULT_FILING, DEFAULT_SCHEDULE, DEFAULT_UNMASK
 from fuzz.exits import EXIT_BROKEN, EXIT_OOM, EXIT_SETUP
 
 RUN_EXAMPLES = 500    # Hypothesis examples per run: a fresh run (new seed) keeps
@@ -54,6 +54,7 @@ class WorkerConfig:
     oracles: list[str] | None = None
     schedule: str = DEFAULT_SCHEDULE   # `fuzz.campaign.SCHEDULES`
     filing: str = DEFAULT_FILING       # `fuzz.campaign.FILINGS`
+    unmask: bool = DEFAULT_UNMASK
     include_known: bool = False
     unsupported_are_findings: bool = False
     minimize: bool = True
@@ -195,6 +196,7 @@ class Worker:
             return self._property.check_property(
                 case, stats, self.config.include_known, on_paths=plan.paths,
                 only_oracles=plan.oracles, already_found=self._already_found,
+                unmask=self.config.unmask,
                 unsupported_are_findings=self.config.unsupported_are_findings)
         except oracles.OracleFailure as f:
             self.pending[self._findings.signature(f)] = f
@@ -207,7 +209,7 @@ class Worker:
                 paths={p: n for p, n in stats.cases.items() if p != "case"},
                 skipped=dict(stats.skipped), known=dict(stats.known),
                 already=dict(stats.already_found), **self._new_rules,
-                undefined=stats.undefined, verdicts=dict(stats.verdicts),
+                undefined=stats.undefined, unmasked=stats.unmasked, verdicts=dict(stats.verdicts),
                 meshes=dict(stats.meshes),
                 unsupported=dict(stats.unsupported), artifacts=dict(stats.artifacts),
                 compared=dict(stats.compared), hits=stats.hits)

@@ -17,6 +17,7 @@ only on that statement's ref, at or after it.
 from __future__ import annotations
 
 import re
+from dataclasses import replace
 
 from fuzz import ir, ops
 from fuzz.suppressions import seen_on
@@ -106,3 +107,23 @@ def match(failure, report_failures=()) -> KnownFinding | None:
             if _downstream(k, failure, roots):
                 return k
     return None
+
+
+def unmasked(case: ir.Case, failures) -> ir.Case | None:
+    """``case`` (valid) without the statements that triggered the known
+    findings among ``failures`` that a path raised on: a known crash stops
+    every oracle on its path, so while it is hit, a bug behind it stays
+    hidden. None where no known finding raised, or nothing well-formed is
+    left."""
+    drop = {n for f in failures if f.known is not None and f.oracle == "valid-runs"
+            for n in trigger_statements(BY_ID[f.known], f)}
+    if not case.valid or not drop:
+        return None
+    body = case.body
+    for n in sorted(drop, reverse=True):   # (later numbers first: earlier ones stay put)
+        if (body := ir.without_statement(body, n)) is None:
+            return None
+    try:
+        return replace(case, body=body) if body else None
+    except (ir.IRError, ValueError, TypeError, IndexError):
+        return None
