@@ -73,7 +73,7 @@ def test_an_example_whose_oracle_cannot_run_here_is_not_measured_good(monkeypatc
     """Up to 0.7.1 the partial-discharge oracle lacks jax.new_ref: an entry
     only it shows is n/a there, not 'good' (seen_on.json said good)."""
     from fuzz import compat
-    entry = "wrapped-dma-wait-partial-discharge"
+    entry = "wrapper-partial-discharge-discharges-kept-ref"
     if not seen_on.applies("known", entry):
         pytest.skip(f"{entry}'s example is {seen_on.verdict('known', entry)} here")
     assert bisect.judge_suppressions([entry])["known"][entry] == "bad"

@@ -803,8 +803,10 @@ KNOWN_FINDINGS: tuple[KnownFinding, ...] = (
         # a read of a ref the map took: the trigger is the case's.
         trigger=_sharded_value_stored,
         case_level=True,
-        example=ir.Case((ir.Ref("int16", ()),), (Wrap("shard_map", (Signal(
-            ir.View(0), ir.Int(1, True)),)), Read(ir.View(0))), ("run_state",)),
+        # (a data ref under jax.jit, stored at dyn[0]: public, no stand-in)
+        example=ir.Case((ir.Ref("int32", (2,)),), (Wrap("shard_map", (Swap(
+            ir.View(0), Fill(ir.Int(1), (2,))),)), Swap(ir.View(0, (ir.At((ir.Int(0, True),)),)),
+                                                        Fill(ir.Int(3), ()))), ("jax_refs",)),
         severity=CRASH),
     KnownFinding(
         "inlined-pipeline-masked-store-uint32-index",

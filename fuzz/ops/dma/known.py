@@ -243,25 +243,6 @@ KNOWN_FINDINGS = (
         paths=("tpu_interpret_eager",),
         severity=CRASH),
     KnownFinding(
-        "wrapped-dma-wait-partial-discharge",
-        "discharging all refs but one (should_discharge), a jax.jit around a "
-        "copy's wait (its semaphore an int16 ref, as interpret mode stands in "
-        "for one) raises 'Did not ask for inval to be discharged but it was': "
-        "the jit rule discharges the kept ref anyway, whatever the data dtype "
-        "and whether the copy started outside; the full discharge runs (a DMA "
-        "semaphore there is the known semaphore-inside-wrapper; 30-minute "
-        "campaign, seed 13)",
-        symptoms=(("partial-discharge", r"raised ValueError: Did not ask for inval to be "
-                                        r"discharged but it was"),),
-        trigger=lambda case, k: isinstance(w := case.statements[k], Wrap) and w.via in (
-            "jit", "checkpoint") and any(isinstance(s, DmaWait) for s in ir.flat(w.body)),
-        about=("control",),
-        example=ir.Case((ir.Ref("int16", ()), _DATA, _DATA), (
-            DmaStart(ir.View(2), ir.View(1), ir.View(0)),
-            Wrap("jit", (DmaWait(ir.View(2), ir.View(1), ir.View(0)),))), paths=("abstract",)),
-        severity=CRASH,
-        same_as="wrapper-in-run-scoped-mixing-scoped-and-outer-refs"),
-    KnownFinding(
         "tpu-interpret-dma-gather-view",
         "a copy through a view indexed by an integer array (x.at[idx] with idx "
         "a traced int32 vector), which a TensorCore cannot copy (no gather "

@@ -1,7 +1,7 @@
-# Reproducer for discharge-fuzz finding valid-runs-swap-78861056.
-# Runs the kernel below on the `run_state` path and compares the result with what
+# Reproducer for discharge-fuzz finding valid-runs-swap-77af170c.
+# Runs the kernel below on the `jax_refs` path and compares the result with what
 # a correct JAX gives. Exit status: 1 = the bug reproduces, 0 = it does not.
-# discharge-fuzz case (schema 6) on path `run_state`.
+# discharge-fuzz case (schema 6) on path `jax_refs`.
 import json
 import jax
 import jax.numpy as jnp
@@ -16,14 +16,21 @@ OUT = (1,)  # one int32 slot per semaphore read
 
 def kernel(dyn, out, r0):
     def wrap0(dyn, r0):
-        pl.semaphore_signal(r0, 0)
+        r0[...] = jnp.full((2,), 1, jnp.int32)
     jax.shard_map(wrap0, mesh=jax.make_mesh((1,), ('i',)), in_specs=jax.sharding.PartitionSpec(), out_specs=jax.sharding.PartitionSpec())(dyn, r0)
-    v2 = pl.semaphore_read(r0)
-    out[0] = v2
+    r0[dyn[0]] = jnp.full((), 3, jnp.int32)
+
+def program(dyn, x0):
+    refs = [jax.new_ref(x) for x in (x0,)]
+    out = jax.empty_ref(jax.ShapeDtypeStruct(OUT, jnp.int32))   # no contents until...
+    out[...] = jnp.zeros(OUT, jnp.int32)                         # ...written here
+    jax.jit(jax.checkpoint(kernel))(jax.new_ref(dyn), out, *refs)
+    return (jax.freeze(out), *[jax.freeze(r) for r in refs])
+
 
 def function():
     """The program as a function, and its arguments."""
-    return pl.run_state(lambda refs: kernel(*refs)), ((DYN, jnp.zeros(OUT, jnp.int32), jnp.zeros((), jnp.int16), ),)
+    return jax.jit(program), (DYN, (jax.lax.iota(jnp.int32, 2).reshape((2,)) % 7 + 1).astype(jnp.int32), )
 
 def run():
     f, args = function()
@@ -43,8 +50,8 @@ def observe():
             "values": [np.asarray(r).tolist() for r in results if not isinstance(r, jax.ShapeDtypeStruct)]}
 
 import re
-EXPECTED = json.loads('{"avals": [[[1], "int32"], [[1], "int32"], [[], "int16"]]}')
-EXPECTED_TEXT = "no error; results with avals [[[1], 'int32'], [[1], 'int32'], [[], 'int16']]"
+EXPECTED = json.loads('{"avals": [[[1], "int32"], [[2], "int32"]]}')
+EXPECTED_TEXT = "no error; results with avals [[[1], 'int32'], [[2], 'int32']]"
 
 
 def problem(actual):
