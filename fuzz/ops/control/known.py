@@ -503,17 +503,20 @@ KNOWN_FINDINGS: tuple[KnownFinding, ...] = (
         same_as="wrapper-in-run-scoped-mixing-scoped-and-outer-refs"),
     KnownFinding(
         "tpu-interpret-store-inside-checkpoint-or-custom-vmap",
-        "the TPU interpreter fails on a kernel that stores to (or only reads) "
-        "a closed-over ref inside jax.checkpoint or a custom_vmap function (or "
-        "a pl.run_scoped ref inside a custom_vjp function; or, in a kernel that "
-        "allocates with pl.run_scoped, only reads a dynamic operand there, as a "
-        "cond on dyn[0] does): "
-        "re-tracing the body, "
-        "JAX builds an effects error message with a fake debug_info and raises "
+        "the TPU interpreter fails on a kernel that uses a ref or a semaphore "
+        "inside jax.checkpoint, jax.custom_vjp or a custom_vmap function: its "
+        "_interpret_jaxpr (pallas/mosaic/interpret/interpret_pallas_call.py) "
+        "inlines jax.jit but binds those three as they are, so their bodies "
+        "meet the interpreter's stand-ins. A store to (or read of) a closed-over "
+        "ref inside checkpoint or custom_vmap: re-tracing the body, JAX builds "
+        "an effects error message with a fake debug_info and raises "
         "AttributeError: 'Fake' object has no attribute 'arg_names' instead "
         "(under a PrefetchScalarGridSpec, whose debug info is real, the effects "
         "error itself: 'JaxprInputEffect Read<...> does not have a corresponding "
-        "jaxpr input'); interpret=True (HLO interpreter) runs the same kernel",
+        "jaxpr input'); so does a read of dyn there in a kernel that allocates "
+        "with pl.run_scoped. Its other faces: tpu-interpret-ref-inside-custom-vjp, "
+        "tpu-interpret-semaphore-inside-wrapper. interpret=True (HLO "
+        "interpreter) runs the same kernel",
         symptoms=(("valid-runs", r"AttributeError: 'Fake' object has no attribute 'arg_names'|"
                                  # (up to 0.10.1 "does not have corresponding jaxpr input")
                                  r"ValueError: `JaxprInputEffect` \w+<.*> does not have (a )?"
@@ -547,7 +550,10 @@ KNOWN_FINDINGS: tuple[KnownFinding, ...] = (
         trigger=_wrapping_a_ref("custom_vjp"),
         example=_wrapped_store_example("custom_vjp"),
         paths=("tpu_interpret", "tpu_interpret_eager"),
-        severity=CRASH),
+        severity=CRASH,
+        # (a cold review: _interpret_jaxpr has no case for custom_vjp_call,
+        # remat or custom_vmap_call; it inlines jit alone)
+        same_as="tpu-interpret-store-inside-checkpoint-or-custom-vmap"),
     KnownFinding(
         "checkpoint-vjp-drops-ref-writes",
         "reverse-mode AD through jax.checkpoint of a function that writes a "
@@ -584,15 +590,17 @@ KNOWN_FINDINGS: tuple[KnownFinding, ...] = (
         severity=WRONG_VALUE),
     KnownFinding(
         "semaphore-inside-wrapper",
-        "a kernel that signals or waits on a semaphore (or starts a copy "
-        "counted on a DMA semaphore) inside jax.jit, "
-        "jax.checkpoint, a custom_vjp or a custom_vmap function (or a "
-        "jax.shard_map) cannot be "
-        "discharged: the rule of the wrapper treats the semaphore's value as "
-        "an array ('dtype=semaphore is not a valid dtype for JAX type "
-        "promotion', 'dtype=dma_sem ...', 'Cannot interpret 'semaphore' as a data "
-        "type'); the same "
-        "statement outside the wrapper, or in a loop, works",
+        "pl.pallas_call(interpret=True) fails on a kernel that signals or waits "
+        "on a semaphore (or starts a copy counted on a DMA semaphore) inside "
+        "jax.jit or another wrapper (jax.checkpoint, custom_vjp, custom_vmap, "
+        "jax.shard_map): the HLO interpreter's "
+        "resolve_physical_types (jax/_src/pallas/hlo_interpreter.py) makes "
+        "semaphores int arrays only through scan, while, cond and run_scoped "
+        "(its hop rules), so inside the wrapper the semaphore keeps its "
+        "semaphore dtype and the signal's discharge rule computes on it "
+        "('dtype=semaphore is not a valid dtype for JAX type promotion', "
+        "'dtype=dma_sem ...', 'Cannot interpret 'semaphore' as a data type'); "
+        "the same statement outside the wrapper, or in a loop, works",
         symptoms=(("valid-runs", _SEMAPHORE_AS_ARRAY),
                   # ...and in invalid programs, before their own mistake is reached.
                   ("invalid-rejected", rf"^({_SEMAPHORE_AS_ARRAY})")),
@@ -616,7 +624,8 @@ KNOWN_FINDINGS: tuple[KnownFinding, ...] = (
         trigger=_wrapping_a_semaphore("checkpoint", "custom_vmap"),
         example=dataclasses.replace(_wrapped_signal_example("checkpoint"), paths=("tpu_interpret",)),
         paths=("tpu_interpret", "tpu_interpret_eager"),
-        severity=CRASH),
+        severity=CRASH,
+        same_as="tpu-interpret-store-inside-checkpoint-or-custom-vmap"),
     KnownFinding(
         "scoped-ref-inside-custom-vjp-or-custom-vmap",
         "a kernel that uses, inside a jax.custom_vjp or custom_vmap function "
