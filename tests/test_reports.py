@@ -332,3 +332,25 @@ def test_the_upstream_queue_has_every_filed_root_cause_most_severe_first():
     assert ids and ids == [i for i in (line.split("](")[0][3:] for line in index.splitlines()
                                        if line.startswith("| [")) if i in ids]
     assert text.count("```python") == len(ids) and text.count("Where JAX goes wrong:") == len(ids)
+
+
+def test_a_report_names_the_jax_function_it_blames_as_file_and_function():
+    """A description's private function or rule is found in the installed
+    JAX; a public call (jax.jit, pl.run_scoped) or an ambiguous name is not
+    blamed; an exception that surfaced where JAX ran the program (a callback's)
+    points nowhere, one raised in a rule points there."""
+    from fuzz.triage import jax_source
+    assert jax_source.named_in("_scan_state_discharge_rule traces the body") == [
+        "jax/_src/lax/control_flow/loops.py:_scan_state_discharge_rule"]
+    assert jax_source.named_in("NDIndexer.from_indices_shape expands it") == [
+        "jax/_src/state/indexing.py:NDIndexer.from_indices_shape"]
+    assert jax_source.named_in("jax.jit, pl.run_scoped and jax.new_ref") == []
+    assert jax_source.named_in("__init__ is everywhere") == []
+    assert reports.blamed_code({"root_cause": "known:scan-over-zero-length-refs"}) == (
+        "Blamed", ["jax/_src/lax/control_flow/loops.py:_scan_state_discharge_rule"])
+    frames = "jax/_src/state/discharge.py:_discharge_state>jax/_src/state/utils.py:bitcast"
+    assert reports.blamed_code({"root_cause": "signature:x", "signature": f"valid-runs|get|E|{frames}"}) \
+        == ("Raised in", ["jax/_src/state/utils.py:bitcast"])
+    ran = "jax/_src/api.py:block_until_ready>jax/_src/interpreters/pxla.py:__call__"
+    assert reports.blamed_code({"root_cause": "signature:x", "signature": f"valid-runs|?|E|{ran}"}) \
+        == ("", [])

@@ -129,6 +129,14 @@ def signature(failure) -> str:
 _DISCHARGE_CODE = ("jax/_src/state/", "jax/_src/pallas/")
 
 
+def raised_in(frames: list[str]) -> str | None:
+    """The JAX function (``file:function``) an exception is blamed on, of its
+    JAX frames (outermost first): the innermost frame of the discharge code
+    it came through, else its innermost JAX frame."""
+    return next((f for f in reversed(frames) if f.startswith(_DISCHARGE_CODE)),
+                frames[-1] if frames else None)
+
+
 def root_cause(failure) -> str:
     """Where JAX goes wrong, whichever oracle, primitive or path saw it: one
     key for every face of one bug, two for two bugs.
@@ -149,9 +157,7 @@ def root_cause(failure) -> str:
         return f"{failure.symptom}:{stuck[1] if stuck else normalize(failure.detail)}"
     error = failure.error if failure.error_is_the_symptom else None
     if error is not None:
-        frames = jax_frames(error, n=10**6)
-        blamed = next((f for f in reversed(frames) if f.startswith(_DISCHARGE_CODE)),
-                      frames[-1] if frames else "-")
+        blamed = raised_in(jax_frames(error, n=10**6)) or "-"
         return f"{type(error).__name__}:{normalize(paths.first_line(error))}:{blamed}"
     return f"signature:{signature(failure)}"
 

@@ -17,7 +17,7 @@ import jax
 from fuzz import atomic, compat, ir, oracles, paths
 from fuzz.suppressions import known_findings
 from fuzz.severity import USABILITY
-from fuzz.triage import findings, releases, reproducer, snippet
+from fuzz.triage import findings, jax_source, releases, reproducer, snippet
 
 INDEX = "index.md"
 RELEASES = "releases.md"
@@ -79,8 +79,10 @@ def _said(finding, said: str) -> str:
     """The snippet's last comment: a valid program classed as a usability
     issue (no TPU takes it; its known entry's review) should fail, only
     clearly, whatever the oracle that caught it expected (no error, or the
-    model's values); an invalid one's expected error stays."""
-    if severity(finding.to_record()) != USABILITY or finding.oracle == "invalid-rejected":
+    model's values); what other oracles compare (an invalid program's
+    expected error, two DMA modes) stays."""
+    if severity(finding.to_record()) != USABILITY or finding.oracle not in (
+            "valid-runs", "model-vs-path"):
         return said
     return re.sub(r"; expected\b.*$", "; expected: an error that says what is not supported",
                   said)
@@ -212,7 +214,8 @@ def markdown(finding) -> str:
     verified = repro.get("status")
     lines = [f"# {title(finding)}", "",
              f"<!-- discharge-fuzz finding {finding.id}; signature: {finding.signature} -->", "",
-             f"**Severity:** {severity(finding.to_record())}.", ""]
+             f"**Severity:** {severity(finding.to_record())}.", "",
+             *_blamed_line(finding.to_record())]
     if finding.case is not None and repro.get("path"):
         lines += ["```python", snippet.snippet(
             finding.case, repro["path"], jit=reproducer.rendering(repro)["jit"],
@@ -362,6 +365,34 @@ def blamed(record: dict) -> str:
     return "the discharge of the statement the snippet shows (not isolated further)"
 
 
+# Frames that say where JAX ran a program, not what it got wrong: an error a
+# callback raised surfaces there, whatever raised it.
+_MACHINERY = ("jax/_src/interpreters/pxla.py:", "jax/_src/api.py:", "jax/_src/compiler.py:")
+
+
+def blamed_code(record: dict) -> tuple[str, list[str]]:
+    """The JAX code a report points a maintainer to, as (how, ``file:function``
+    list): "Blamed", the functions its known entry's description names (a
+    reading of JAX's code); else "Raised in", where its exception was raised
+    (`findings.raised_in`, of the JAX frames its signature keeps) unless that
+    is only where JAX ran the program; else nothing."""
+    kind, _, rest = (record.get("root_cause") or "").partition(":")
+    if kind == "known" and (k := known_findings.BY_ID.get(rest)) is not None and (
+            named := jax_source.named_in(k.description)):
+        return "Blamed", named
+    frames = [f for part in record.get("signature", "").split("|") if part.startswith("jax/_src/")
+              for f in part.split(">")]
+    where = findings.raised_in(frames)
+    if where is None or where.startswith(_MACHINERY) or ":<" in where:
+        return "", []
+    return "Raised in", [where]
+
+
+def _blamed_line(record: dict) -> list[str]:
+    how, code = blamed_code(record)
+    return [f"**{how}:** {', '.join(f'`{c}`' for c in code)}.", ""] if code else []
+
+
 def _snippet_of(reports_dir, finding_id: str) -> str | None:
     """The snippet a filed report opens with (its first Python block)."""
     path = os.path.join(os.fspath(reports_dir), f"{finding_id}.md")
@@ -388,7 +419,7 @@ def write_upstream(reports_dir) -> None:
         repro = r.get("reproducer") or {}
         out += [f"## {n}. {title(finding)}", "",
                 f"{severity(r).capitalize()}; [{r['id']}]({r['id']}.md).", "",
-                "### Description", ""]
+                *_blamed_line(r), "### Description", ""]
         if code := _snippet_of(reports_dir, r["id"]):   # the report's own, not rendered again
             out += ["```python", code, "```", ""]
         if repro.get("output"):

@@ -762,8 +762,10 @@ KNOWN_FINDINGS: tuple[KnownFinding, ...] = (
         "whose function uses both the scoped ref and a ref from outside the scope (even only "
         "reading them: x = r[...]; y = d_ref[0]) cannot be discharged: "
         "run_scoped discharges its body with its scoped refs kept (the outer "
-        "ones discharged), and the wrapper's rule (pjit's) discharges the "
-        "scoped one anyway ('Did not ask for inval to be "
+        "ones discharged), and the wrapper's rule discharges the scoped one "
+        "anyway, ignoring ctx.should_discharge (_pjit_state_discharge_rule, "
+        "custom_vjp_call_discharge, custom_vmap_call_discharge in "
+        "jax/_src/state/discharge.py, _remat_state_discharge_rule) ('Did not ask for inval to be "
         "discharged but it was'); the same statements without the wrapper, or "
         "a wrapper using only one kind of ref, work. Also in JAX 0.10",
         symptoms=(("valid-runs", r"ValueError: Did not ask for inval to be discharged but it was"),

@@ -666,8 +666,9 @@ KNOWN_FINDINGS: tuple[KnownFinding, ...] = (
         severity=CRASH),
     KnownFinding(
         "debug-discharge-writes-back-its-refs",
-        "the discharge rules of debug_callback and debug_print (jax/_src/"
-        "debugging.py) return every operand as a new value ('return args, "
+        "the discharge rules of debug_callback and debug_print "
+        "(_debug_callback_state_discharge_rule, _debug_print_state_discharge_rule "
+        "in jax/_src/debugging.py) return every operand as a new value ('return args, "
         "out'), so a ref a debug callback or print only reads is written back, "
         "though the primitive declares no effect on it (only DebugEffect). "
         "Where a discharge keeps a ref, that fails: in a pl.pallas_call kernel, "
