@@ -18,6 +18,8 @@ import collections
 import itertools
 import math
 
+import numpy as np
+
 from fuzz import compat, ir, model
 
 # Imports a kernel's source may use.
@@ -60,6 +62,24 @@ def pattern_source(ref: ir.Ref, i: int = 0) -> str:
     if ref.kind == "bool":
         return f"({pattern}) % 2 == 1"
     return f"({pattern}).astype({dtype_source(ref.kind)})"
+
+
+# The most elements an argument shows as a literal (more: the iota pattern,
+# which stays one short line).
+LITERAL_ELEMENTS = 8
+
+
+def value_source(ref: ir.Ref, i: int = 0) -> str:
+    """`pattern_source`'s values as an argument outside a kernel passes
+    them: a literal a reader sees at once (``jnp.asarray([2.0, 3.0],
+    jnp.float32)``), unless the ref is large."""
+    values = model.pattern(ref, i)
+    if values.size > LITERAL_ELEMENTS:
+        return pattern_source(ref, i)
+    if values.size == 0:   # (a nested list would lose the shape: [] for (0, 2))
+        return f"jnp.zeros({tuple(int(d) for d in ref.shape)!r}, {dtype_source(ref.kind)})"
+    plain = values.tolist() if values.dtype.kind in "biu" else values.astype(np.float64).tolist()
+    return f"jnp.asarray({plain!r}, {dtype_source(ref.kind)})"
 
 
 def exits(case: ir.Case) -> list[int]:

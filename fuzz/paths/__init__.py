@@ -209,12 +209,13 @@ def padded_reads(case: ir.Case, meaning) -> list:
 
 
 def initial_source(case: ir.Case, i: int) -> str:
-    """Ref ``i``'s initial contents as source: the `model.initial` pattern."""
+    """Ref ``i``'s initial contents as source (an argument, outside any
+    kernel): the `model.initial` pattern."""
     ref = case.refs[i]
     if i not in model.data_refs(case):
         shape = tuple(int(d) for d in ref.shape)
         return f"jnp.zeros({shape!r}, {emit.dtype_source(physical_dtype(ref))})"
-    return emit.pattern_source(ref, i)
+    return emit.value_source(ref, i)
 
 
 HEADER = '''\

@@ -153,7 +153,7 @@ def harness(case: ir.Case, interpret: str = INTERPRET) -> str:
                            f"{emit.dtype_source(r.kind)}), " for r in stacked),
         launch=_launch(case, data, exits, scratch),
         # data refs all: each starts from the pattern (over a grid, its blocks')
-        inputs="".join(f"{emit.pattern_source(r, i)}, " for i, r in zip(data, inputs)),
+        inputs="".join(f"{emit.value_source(r, i)}, " for i, r in zip(data, inputs)),
         call="on_mesh(call)" if case.devices else "call",
         interpret=interpret) + mesh
 
