@@ -36,6 +36,13 @@
                         campaigns (default 5) of BUDGET seconds (default 60), 2 workers,
                         beside the same seeds unplanted: per family the median time
                         to its first new finding the unplanted run did not have
+    PYTHONPATH=tests python -m fuzz.bench_campaign dedupe [BUDGET] [SEEDS]
+                        one bug of many faces planted (tests/campaign_plants.py
+                        MANY_FACED), SEEDS campaigns (default 3) of BUDGET seconds
+                        (default 90), 2 workers, beside the same seeds unplanted:
+                        per plant the distinct new signatures (one finding each,
+                        as a wrong value's root cause was before rule isolation)
+                        against the reports filed for them (one per root cause)
     python -m fuzz.bench_campaign reach CASES [SEEDS] [--lever swarm|refs]
                         the generator's reach, without running JAX: for each
                         setting of the lever (default swarm), SEEDS (default 3) draws of
@@ -76,20 +83,23 @@ from fuzz.campaign import workers
 from fuzz.campaign.property import STRATEGY_MAKERS
 from fuzz.campaign.supervisor import Campaign, CampaignConfig
 from fuzz.suppressions import known_findings
-from fuzz.triage import corpus, releases
+from fuzz.triage import corpus, releases, reports
 
 PLANTED = re.compile(r"returned a new value (float32|uint8|float16)\[")
 
 
-def campaign(seconds: float, keep: str | None = None, **options) -> dict:
+def campaign(seconds: float, keep: str | None = None, filed: list | None = None,
+             **options) -> dict:
     """One campaign in a fresh temporary directory; with ``keep``, the corpus
     files of its new findings (unminimized, unverified) are copied there to
-    triage."""
+    triage; ``filed`` gets the records of the reports it filed."""
     with tempfile.TemporaryDirectory() as tmp:
         config = CampaignConfig(budget_s=seconds, corpus_dir=f"{tmp}/corpus",
                                 reports_dir=f"{tmp}/reports", out_dir=f"{tmp}/out",
                                 database=f"{tmp}/db", **{"verify": False, **options})
         summary = Campaign(config).run()
+        if filed is not None:
+            filed.extend(reports.records(f"{tmp}/reports"))
         if keep:
             os.makedirs(keep, exist_ok=True)
             new = {x["id"] for x in summary["exposure"] if x["kind"] == "new"}
@@ -278,6 +288,30 @@ def planted(seconds, seeds):
             "each_s": times}
     for family, row in rows.items():
         print(json.dumps({"family": family, **row}))
+
+
+def dedupe(seconds, seeds):
+    """Reports against signatures for one bug of many faces: see the module's docstring."""
+    import campaign_plants   # tests/, on PYTHONPATH: the plants are test code
+    os.environ.setdefault("CAMPAIGN_PLANTS_DIR", tempfile.mkdtemp())
+    unplanted = set()
+    for seed in range(seeds):
+        filed = []
+        campaign(seconds, workers=2, seed=seed, minimize=False, filed=filed)
+        unplanted |= {r["signature"] for r in filed} | {
+            i["signature"] for r in filed for i in r.get("instances", ())}
+    for plant in campaign_plants.MANY_FACED:
+        for seed in range(seeds):
+            filed = []
+            s = campaign(seconds, workers=2, seed=seed, minimize=False, filed=filed,
+                         setup=[f"campaign_plants:{plant}"])
+            new = [r for r in filed if r["signature"] not in unplanted]
+            faces = [i for r in new for i in r.get("instances", ())
+                     if i["signature"] not in unplanted]
+            print(json.dumps({
+                "plant": plant, "seed": seed, "cases": s["cases"],
+                "signatures": len(new) + len(faces), "reports": len(new),
+                "root_causes": sorted(r.get("root_cause") or "-" for r in new)}), flush=True)
 
 
 def _per_minute(counts: list[dict], runs) -> dict:
@@ -473,6 +507,9 @@ def main(argv=None):
             return None
         if which == "planted":
             return planted(seconds, int(argv[2]) if len(argv) > 2 else 5)
+        if which == "dedupe":
+            return dedupe(float(argv[1]) if len(argv) > 1 else 90.0,
+                          int(argv[2]) if len(argv) > 2 else 3)
         if which == "exposure":
             return exposure(seconds, int(argv[2]) if len(argv) > 2 else 3)
         {"throughput": throughput, "modes": modes, "memory": memory}[which](seconds)

@@ -196,3 +196,31 @@ def control_cond_off_by_one():
 
 FAMILY_PLANTS = {"ref": "ref_swap_off_by_one", "semaphore": "semaphore_signal_off_by_one",
                  "dma": "dma_start_off_by_one", "control": "control_cond_off_by_one"}
+
+
+def semaphore_signal_to_the_next_element():
+    """A signal lands on the next element of its semaphore array (a
+    wrong-value bug with many faces: wrong reads, waits, final counts)."""
+    import jax.numpy as jnp
+
+    def around(call, in_avals, values, params):
+        new_invals, outs = call()
+        new, old = new_invals[0], values[0]
+        if new is None:
+            return new_invals, outs
+        delta = (new - old).reshape(-1)
+        return [old + jnp.roll(delta, 1).reshape(old.shape), *new_invals[1:]], outs
+    _patch(signal_p, around)
+
+
+def semaphore_signal_not_implemented():
+    """A signal's discharge raises NotImplementedError (an exception with
+    many faces: every program that signals, valid or not)."""
+    def around(call, in_avals, values, params):
+        raise NotImplementedError("planted: signal")
+    _patch(signal_p, around)
+
+
+# One bug each, of many faces: how many reports a campaign files for it.
+MANY_FACED = ("semaphore_signal_to_the_next_element", "semaphore_signal_off_by_one",
+              "semaphore_signal_not_implemented")

@@ -14,7 +14,7 @@ from fuzz.ops.ref import AddUpdate, Get, Swap
 from fuzz.ops.ref.common import Fill, Iota, Scalar
 from fuzz.ops.semaphore import Read
 from fuzz.oracles import model_vs_path, rewrites
-from fuzz.triage import minimize
+from fuzz.triage import findings, minimize
 from hunting import as_on_newest, hunt, lacked_here, plants_rule, premise
 from test_strategies import _find
 from strategies.programs import programs
@@ -264,6 +264,8 @@ def test_model_catches_while_discharge_dropping_the_loop_updates(plant):
     f = hunt(model_vs_path.ModelMismatch, ("model-vs-path",), _control(Loop, "run_state"), statements=2)
     assert _has(f.case, Loop, lambda s: s.primitive == "while" and s.count.value >= 1), f.case
     assert len(f.case.statements) <= 3, f.case
+    # Its root cause is the loop's own rule: no statement in it alone is wrong.
+    assert findings.root_cause(f).startswith("rule:discharge:while:"), findings.root_cause(f)
 
 
 @plants_rule("scan")

@@ -15,6 +15,7 @@ from fuzz.ops.ref import Swap
 from fuzz.ops.ref.common import Fill
 from fuzz.ops.semaphore import Read, Signal
 from fuzz.oracles import jit_eager, model_vs_path, path_vs_path, rewrites, vmap_stack
+from fuzz.triage import findings
 from jax._src.interpreters import mlir
 from jax._src.pallas import hlo_interpreter
 from jax._src.state import discharge as state_discharge
@@ -82,6 +83,7 @@ def test_model_catches_a_signal_landing_on_the_wrong_element(plant):
     f = _caught(model_vs_path.ModelMismatch)
     assert f.primitive == "semaphore_signal"
     assert any(len(s.shape) >= 1 for s in f.case.refs)
+    assert findings.root_cause(f).startswith("rule:discharge:semaphore_signal:")
 
 
 def test_model_catches_a_signal_rule_dropping_every_second_update(plant):
@@ -171,6 +173,8 @@ def test_vmap_stack_catches_a_batching_rule_that_mixes_up_batch_elements(plant):
     f = _hunt(vmap_stack.VmapMismatch, ("vmap-stack",),
               strategy=balanced.filter(read_after_dynamic_signal))
     assert "one by one" in str(f)
+    # vmap batches the kernel as a whole, by pallas_call's batching rule.
+    assert findings.root_cause(f).startswith("rule:batching:pallas_call:"), findings.root_cause(f)
 
 
 @premise(dataclasses.is_dataclass(mlir._lowerings[state_discharge.run_state_p]),

@@ -268,3 +268,100 @@ def test_a_finding_filed_unverified_as_a_campaign_stops_is_completed_after(tmp_p
     assert new and finding.status == "new" and finding.reproducer["status"] == "reproduces"
     assert [r["status"] for r in reports.records(tmp_path / "r")] == ["new"]
     assert filing.complete(finding.id, **dirs) is None   # nothing left to complete
+
+
+# --- a wrong value's root cause: the rule that computed it ---------------------
+
+def _signal_adding_twice(call, in_avals, values, params):
+    new_invals, outs = call()
+    new = new_invals[0]
+    return [None if new is None else values[0] + 2 * (new - values[0]), *new_invals[1:]], outs
+
+
+def _file_every(cases, tmp_path):
+    """File every failure of every case, as a campaign meeting them would:
+    (its signature, whether it was a new report), each."""
+    filed = []
+    for case in cases:
+        for failure in oracles.check(case).failures:
+            if failure.known is None:
+                _, new = filing.record(failure, corpus_dir=tmp_path / "c",
+                                       reports_dir=tmp_path / "r", minimize=False, verify=False)
+                filed.append((findings.signature(failure), new))
+    return filed
+
+
+_SCALAR = ir.Ref("int16", ())
+# One signal that adds twice, seen four ways: a final count, a read after it,
+# a read after a wait (the wait's signature), a real semaphore on pallas_call
+# (which shows reads, not counts).
+_SEEN_FOUR_WAYS = (
+    ir.Case((_SCALAR,), (Signal(ir.View(0), ir.Int(2)),), ("run_state",)),
+    ir.Case((_SCALAR,), (Signal(ir.View(0), ir.Int(2)), Read(ir.View(0))), ("run_state",)),
+    ir.Case((_SCALAR,), (Signal(ir.View(0), ir.Int(3)), Wait(ir.View(0), ir.Int(1)),
+                         Read(ir.View(0))), ("run_state",)),
+    ir.Case((ir.Ref("regular", (3,)),), (Signal(_at(1), ir.Int(3)), Wait(_at(1), ir.Int(1)),
+                                         Read(_at(1))), ("pallas_call",)),
+)
+
+
+def test_one_wrong_value_bug_seen_four_ways_is_one_report(plant, tmp_path):
+    """Four signatures (two oracles' primitives, two paths), one rule that
+    computed the wrong value: one report, blaming that rule, with the other
+    faces as its instances."""
+    plant(compat.discharge_rules(), signal_p, _signal_rule(_signal_adding_twice))
+    filed = _file_every(_SEEN_FOUR_WAYS, tmp_path)
+    assert len({sig for sig, _ in filed}) == 4
+    assert [new for _, new in filed] == [True, False, False, False]
+    (report,) = reports.records(tmp_path / "r")
+    assert report["root_cause"] == "rule:discharge:semaphore_signal:update applied twice"
+    assert len(report["instances"]) == 3
+    assert reports.blamed_code(report) == (
+        "Blamed", ["jax/_src/pallas/primitives.py:_semaphore_signal_discharge_rule"])
+
+
+def test_two_wrong_value_bugs_in_one_rule_are_two_reports(plant, tmp_path):
+    """The rule is wrong two ways: a scalar semaphore's signal adds twice, an
+    array's lands on the next element. One rule, two root causes."""
+    def two_ways(call, in_avals, values, params):
+        if tuple(in_avals[0].shape) == ():
+            return _signal_adding_twice(call, in_avals, values, params)
+        new_invals, outs = call()
+        delta = (new_invals[0] - values[0]).reshape(-1)
+        return [values[0] + jnp.roll(delta, 1).reshape(values[0].shape), *new_invals[1:]], outs
+    plant(compat.discharge_rules(), signal_p, _signal_rule(two_ways))
+    filed = _file_every((_SEEN_FOUR_WAYS[1], ONE), tmp_path)
+    assert [new for _, new in filed] == [True, True]
+    assert sorted(r["root_cause"] for r in reports.records(tmp_path / "r")) == [
+        "rule:discharge:semaphore_signal:update applied twice",
+        "rule:discharge:semaphore_signal:update lost"]
+
+
+def test_a_wrong_value_inside_a_loop_is_blamed_on_the_statement_in_it(plant):
+    """A loop around the wrong signal is not the culprit: its body alone
+    still shows the wrong value."""
+    from fuzz.ops.control import Loop
+    plant(compat.discharge_rules(), signal_p, _signal_rule(_signal_adding_twice))
+    looped = ir.Case((_SCALAR,), (Loop(ir.Int(2), (Signal(ir.View(0), ir.Int(1)),)),),
+                     ("run_state",))
+    failure = next(f for f in oracles.check(looped).failures if f.known is None)
+    assert findings.root_cause(failure) == "rule:discharge:semaphore_signal:update applied twice"
+
+
+def test_one_wrong_value_bug_seen_by_two_oracles_is_one_report(plant, tmp_path):
+    """A signal through a chain of two views loses its update: the model sees
+    the lost update, chain-equivalence the re-indexed program disagreeing.
+    Cut short under each oracle (and the model), both isolate the signal."""
+    def chained_signal_lost(call, in_avals, values, params):
+        new_invals, outs = call()
+        _, transforms, *_ = params["args_tree"].unflatten(values)
+        return ([values[0], *new_invals[1:]] if len(transforms) >= 2 else new_invals), outs
+    plant(compat.discharge_rules(), signal_p, _signal_rule(chained_signal_lost))
+    chained = ir.View(0, (ir.At((ir.Int(1),)), ir.At((ir.Int(2),))))
+    case = ir.Case((ir.Ref("int16", (2, 3)),), (Signal(chained, ir.Int(2)),), ("run_state",))
+    filed = _file_every((case,), tmp_path)
+    assert [sig.split("|")[0] for sig, _ in filed] == ["model-vs-path", "chain-equivalence"]
+    assert [new for _, new in filed] == [True, False]
+    (report,) = reports.records(tmp_path / "r")
+    assert report["root_cause"] == "rule:discharge:semaphore_signal:update lost"
+    assert [i["oracle"] for i in report["instances"]] == ["chain-equivalence"]

@@ -59,6 +59,10 @@ class OracleFailure(AssertionError):
     summary = "the `{oracle}` oracle failed: {message}"
     RANK = 0.0   # where in the tiers it runs (see the module's docstring)
     COST = 0     # runs of the program one `compare` costs
+    # Whose rules a wrong value it sees blames (`fuzz.triage.isolate`): a
+    # transformation's it reruns the program under ("batching"), or None:
+    # the rules of the path that computed it.
+    RULES: str | None = None
 
     def __init__(self, message: str, *, primitive: str, path: str, details: str = "",
                  statement: int | None = None, shape: str | None = None,

@@ -32,6 +32,7 @@ class CompositionMismatch(OracleFailure):
     oracle = "discharge-composes"
     stage = "discharge"
     RANK, COST = 3.6, 3
+    RULES = "partial discharge"
     summary = ("discharging some refs, then the rest, does not give what discharging "
                "them all at once gives: {message}")
 

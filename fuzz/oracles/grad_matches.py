@@ -72,6 +72,7 @@ class GradMismatch(OracleFailure):
     oracle = "grad-matches"
     under_jit = True
     RANK, COST = 3.3, 8   # jvp, linearize, vjp and check_grads' runs
+    RULES = "differentiation"
 
     @classmethod
     def applies(cls, report):

@@ -46,6 +46,7 @@ class JitMismatch(OracleFailure):
     oracle = "jit-eager"
     wrong_value = under_jit = True
     RANK, COST = 3.0, 1
+    RULES = "jit"
 
     @classmethod
     def compare(cls, report):

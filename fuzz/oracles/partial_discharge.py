@@ -53,6 +53,7 @@ class PartialDischargeMismatch(OracleFailure):
     oracle = "partial-discharge"
     stage = "discharge"
     RANK, COST = 3.5, 2
+    RULES = "partial discharge"
     summary = ("discharging all refs but one (`should_discharge`) does not agree with "
                "discharging them all: {message}")
 

@@ -87,6 +87,7 @@ class VmapMismatch(OracleFailure):
     its calls one by one."""
     oracle = "vmap-stack"
     RANK, COST = 3.4, 5   # 4 calls one by one, then the batched one
+    RULES = "batching"
 
     @classmethod
     def applies(cls, report):

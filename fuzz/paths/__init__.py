@@ -35,6 +35,9 @@ with `fact` (a flag a module leaves out is False) and `having`:
   completes blocks it); ``DETECTS_RACES``: JAX promises it sees a race;
   ``LOCKSTEP``: a mesh's devices run in lockstep; ``VARIANT_OF``: the path
   it runs under other options;
+- ``RULES``: whose rules evaluate its statements, where not JAX's discharge
+  rules (``"tpu-interpreter"``): a wrong value's root cause names them
+  (`fuzz.triage.isolate`);
 - ``PUBLIC_RANK``: a reproducer's preference among public paths (1 first);
   ``INTERNAL``: it needs JAX internals (a reproducer's last resort).
 """

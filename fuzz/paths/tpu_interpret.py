@@ -19,6 +19,7 @@ NAME, COST, EVALUATES = "tpu_interpret", 4, True
 CONTEXT = "pallas"
 SEMAPHORES = "real"   # an int16 ref is only memory here
 BLOCKS_ON_WAIT = True   # a wait that never completes blocks it, as on hardware
+RULES = "tpu-interpreter"   # its own semaphores, copies, loads and stores, not discharge rules
 PUBLIC_RANK = 4
 GRID = MESH = True   # the pallas_call's grid and mesh
 

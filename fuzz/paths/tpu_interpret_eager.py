@@ -23,6 +23,7 @@ NAME, COST, EVALUATES = "tpu_interpret_eager", 5, True
 CONTEXT = "pallas"
 SEMAPHORES = "real"
 BLOCKS_ON_WAIT = True
+RULES = "tpu-interpreter"
 DETECTS_RACES = True   # detect_races=True: JAX promises it sees a race with a copy
 GRID = MESH = True
 VARIANT_OF = "tpu_interpret"   # the same interpreter: its refusals and known bugs are that one's

@@ -21,6 +21,7 @@ import jaxlib
 
 from fuzz import emit, ir, oracles, paths, serialize
 from fuzz.suppressions import known_findings
+from fuzz.triage import isolate
 
 CRASH_SYMPTOMS = ("crash", "timeout", "oom")
 _TOP_FRAMES = 3
@@ -147,8 +148,10 @@ def root_cause(failure) -> str:
       frame of the discharge code it came through (else its innermost JAX
       frame): the JAX function that raised, however the program reached it;
     - a hang's or a crash's: its symptom and where it was stuck;
-    - a wrong value's: its signature (only isolating the rule that computes
-      it would say more, and a wrong merge hides a bug)."""
+    - a wrong value's: the rule that computed it, isolated by cutting the
+      case short (`fuzz.triage.isolate`), and how the value is wrong;
+    - anything else (an invariant a probe saw, a wrong value no cut shows):
+      its signature."""
     if failure.known:
         k = known_findings.BY_ID.get(failure.known)
         return f"known:{k.same_as or k.id if k is not None else failure.known}"
@@ -159,6 +162,8 @@ def root_cause(failure) -> str:
     if error is not None:
         blamed = raised_in(jax_frames(error, n=10**6)) or "-"
         return f"{type(error).__name__}:{normalize(paths.first_line(error))}:{blamed}"
+    if (found := isolate.culprit(failure)) is not None:
+        return found.key
     return f"signature:{signature(failure)}"
 
 

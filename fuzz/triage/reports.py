@@ -17,7 +17,7 @@ import jax
 from fuzz import atomic, compat, ir, oracles, paths
 from fuzz.suppressions import known_findings
 from fuzz.severity import USABILITY
-from fuzz.triage import findings, jax_source, releases, reproducer, snippet
+from fuzz.triage import findings, isolate, jax_source, releases, reproducer, snippet
 
 INDEX = "index.md"
 RELEASES = "releases.md"
@@ -360,6 +360,10 @@ def blamed(record: dict) -> str:
         return k.description
     if kind in findings.CRASH_SYMPTOMS:
         return f"it is stuck in `{rest}`"
+    if kind == "rule":
+        rules, primitive, how = rest.split(":", 2)
+        return (f"the {rules} rule of `{primitive}`: the first statement whose value is "
+                f"wrong ({how}) when the program is cut short")
     if kind and kind != "signature":
         return f"`{kind}` raised in `{rest.rsplit(':', 2)[-2]}:{rest.rsplit(':', 1)[-1]}`"
     return "the discharge of the statement the snippet shows (not isolated further)"
@@ -380,6 +384,8 @@ def blamed_code(record: dict) -> tuple[str, list[str]]:
     if kind == "known" and (k := known_findings.BY_ID.get(rest)) is not None and (
             named := jax_source.named_in(k.description)):
         return "Blamed", named
+    if kind == "rule" and (code := isolate.rule_code(*rest.split(":", 2)[:2])) is not None:
+        return "Blamed", [code]
     frames = [f for part in record.get("signature", "").split("|") if part.startswith("jax/_src/")
               for f in part.split(">")]
     where = findings.raised_in(frames)
