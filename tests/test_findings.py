@@ -365,3 +365,21 @@ def test_one_wrong_value_bug_seen_by_two_oracles_is_one_report(plant, tmp_path):
     (report,) = reports.records(tmp_path / "r")
     assert report["root_cause"] == "rule:discharge:semaphore_signal:update lost"
     assert [i["oracle"] for i in report["instances"]] == ["chain-equivalence"]
+
+
+def test_a_root_cause_filed_meanwhile_by_another_worker_is_not_filed_twice(
+        plant, monkeypatch, tmp_path):
+    """Two workers meet two faces of one bug at once: each finds no report of
+    its root cause, and minimizes its own. The one that writes second counts
+    its face in the first one's report (a 90 s campaign filed two reports of
+    one root cause before)."""
+    plant(compat.discharge_rules(), signal_p, _signal_rule(_signal_adding_twice))
+    first, second = (next(f for f in oracles.check(c).failures if f.known is None)
+                     for c in _SEEN_FOUR_WAYS[:2])
+    kwargs = dict(corpus_dir=tmp_path / "c", reports_dir=tmp_path / "r", minimize=False,
+                  verify=False)
+    filing.record(first, **kwargs)
+    monkeypatch.setattr(filing, "_count_instance", lambda *args: None)   # looked too early
+    owner, new = filing.record(second, **kwargs)
+    assert not new and len(reports.records(tmp_path / "r")) == 1
+    assert [i["signature"] for i in owner.instances] == [findings.signature(second)]

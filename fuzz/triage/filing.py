@@ -61,6 +61,11 @@ def record(failure, *, corpus_dir="corpus", reports_dir="reports", minimize=True
     elif status != "reproduces":
         finding.status = FLAKY
     with _locked(reports_dir):
+        # Another worker may have filed this root cause while this one was
+        # minimized: then it is that report's instance.
+        if finding.status != FLAKY and (owner := _as_instance(failure, sig, fid, key,
+                                                               reports_dir)) is not None:
+            return owner, False
         if _load(reports_dir, fid) is None:  # nobody filed it meanwhile
             finding.related = _alike(finding, reports_dir)
             if finding.status == FLAKY:
@@ -132,23 +137,28 @@ def _count_instance(failure, sig: str, fid: str, key: str, reports_dir) -> Findi
     """The filed report of root cause ``key`` (another finding's), with
     ``failure`` counted among its instances; None if there is none."""
     with _locked(reports_dir):
-        owner = next((r for r in reports.records(reports_dir)
-                      if r.get("root_cause") == key and r["id"] != fid), None)
-        if owner is None:
-            return None
-        finding = Finding.from_record(owner)
-        seen = now()
-        face = next((i for i in finding.instances if i["signature"] == sig), None)
-        if face is None:
-            face = {"id": fid, "signature": sig, "oracle": failure.oracle,
-                    "primitive": failure.primitive, "paths": [], "hits": 0, "first_seen": seen}
-            finding.instances.append(face)
-        face["hits"] += 1
-        face["last_seen"] = seen
-        face["paths"] = sorted({*face["paths"], failure.path})
-        finding.last_seen = seen
-        reports.write(reports_dir, finding)
-        return finding
+        return _as_instance(failure, sig, fid, key, reports_dir)
+
+
+def _as_instance(failure, sig: str, fid: str, key: str, reports_dir) -> Finding | None:
+    """`_count_instance`, under the lock its caller holds."""
+    owner = next((r for r in reports.records(reports_dir)
+                  if r.get("root_cause") == key and r["id"] != fid), None)
+    if owner is None:
+        return None
+    finding = Finding.from_record(owner)
+    seen = now()
+    face = next((i for i in finding.instances if i["signature"] == sig), None)
+    if face is None:
+        face = {"id": fid, "signature": sig, "oracle": failure.oracle,
+                "primitive": failure.primitive, "paths": [], "hits": 0, "first_seen": seen}
+        finding.instances.append(face)
+    face["hits"] += 1
+    face["last_seen"] = seen
+    face["paths"] = sorted({*face["paths"], failure.path})
+    finding.last_seen = seen
+    reports.write(reports_dir, finding)
+    return finding
 
 
 def with_real_semaphores(case: ir.Case) -> ir.Case | None:
