@@ -1,6 +1,8 @@
 """Strategies for semaphore declarations: kinds and shapes."""
 from __future__ import annotations
 
+import dataclasses
+
 from hypothesis import strategies as st
 from hypothesis.errors import InvalidArgument
 
@@ -61,3 +63,20 @@ def semaphores(*, kinds=ir.SEMAPHORE_KINDS, shapes=None, scoped=None
         if not isinstance(s, st.SearchStrategy):
             raise InvalidArgument(f"{name}={s!r} must be a strategy")
     return st.builds(ir.Ref, semaphore_kinds(kinds), shapes, scoped)
+
+
+@st.composite
+def zero_size_index(draw, refs: st.SearchStrategy[ir.Ref]):
+    """(a ref of ``refs`` with one axis made zero-size, static integer
+    indices into it, that axis's out of bounds): the one out-of-bounds static
+    index JAX defines as an error. Any other it clamps, its documented rule
+    for indexing; an axis of size 0 has nothing to clamp to (``jnp`` raises
+    IndexError)."""
+    ref = draw(refs)
+    if not ref.shape:
+        raise InvalidArgument(f"{ref!r} has no axis to index")
+    axis = draw(st.integers(0, len(ref.shape) - 1))
+    shape = tuple(0 if d == axis else n for d, n in enumerate(ref.shape))
+    bad = draw(st.integers(0, 3) | st.integers(-3, -1))
+    return (dataclasses.replace(ref, shape=shape),
+            tuple(ir.Int(bad if d == axis else 0) for d in range(len(shape))))

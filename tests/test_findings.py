@@ -83,7 +83,7 @@ def test_crash_has_a_signature_and_no_exception(tmp_path):
 def test_classification_of_known_bugs():
     failure = known_failure("check-sem-avals-last-transform-not-indexer")
     assert (failure.symptom_of(), findings.stage_of(failure)) == ("exception", "trace")
-    assert known_failure("static-index-out-of-bounds-accepted").symptom_of() == "missing error"
+    assert known_failure("read-dtype-unchecked").symptom_of() == "missing error"
 
 
 def test_two_wrong_values_alike_are_two_findings_linked(plant, tmp_path):
@@ -255,7 +255,7 @@ def test_a_finding_filed_unverified_as_a_campaign_stops_is_completed_after(tmp_p
     """Workers that stop file what they found without minimizing or
     verifying it; the supervisor completes it afterwards (filing.complete),
     so a run does not end with findings unverified."""
-    k = known_findings.BY_ID["static-index-out-of-bounds-accepted"]
+    k = known_findings.BY_ID["read-dtype-unchecked"]
     if not seen_on.applies("known", k.id):
         pytest.skip(f"{k.id} is not live on this JAX")
     dirs = {"corpus_dir": tmp_path / "c", "reports_dir": tmp_path / "r"}

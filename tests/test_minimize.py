@@ -39,14 +39,14 @@ def test_a_padded_real_bug_shrinks_to_its_one_line_trigger():
 
 
 def test_an_invalid_case_never_shrinks_into_a_valid_one():
-    # JAX accepts the out-of-bounds index silently, and the valid signal next
-    # to it "fails" the same way once the bad one is dropped: the reduction
-    # must keep the mistake.
-    bad = BY_ID["static-index-out-of-bounds-accepted"].example
+    # JAX fails on the index into a zero-size axis with an unrelated error,
+    # and the valid signal next to it "fails" (runs without the error) once
+    # the bad one is dropped: the reduction must keep the mistake.
+    bad = BY_ID["index-into-zero-size-typeerror"].example
     case = ir.Case(
         (ir.Ref("int16", (2,)), *bad.refs),
         (Signal(ir.View(0, (ir.At((ir.Int(0),)),)), ir.Int(1)),
-         Signal(ir.View(1, (ir.At((ir.Int(3),)),)), ir.Int(1))),
+         Signal(ir.View(1, (ir.At((ir.Int(0),)),)), ir.Int(1))),
         expect=bad.expect)
     result = minimize.minimize(case, findings.same_failure(_first_signature(case)))
     assert minimize.mistakes(result.case) == {"out_of_bounds"}

@@ -356,8 +356,8 @@ def test_an_invalid_program_failing_first_on_a_wrapped_pipeline_is_known_and_hid
     planted get error before it is still reported."""
     example = known_findings.BY_ID["inlined-pipeline-inside-wrapper"].example
     sem = len(example.refs)
-    out_of_bounds = Signal(ir.View(sem, (ir.At((ir.Int(3),)),)), ir.Int(1))
-    case = dataclasses.replace(example, refs=(*example.refs, ir.Ref("regular", (1,))),
+    out_of_bounds = Signal(ir.View(sem, (ir.At((ir.Int(0),)),)), ir.Int(1))
+    case = dataclasses.replace(example, refs=(*example.refs, ir.Ref("regular", (0,))),
                                body=(*example.body, out_of_bounds), expect=ir.ExpectedError(
                                    "IndexError|ValueError", r"(?i)out of (bounds?|range)",
                                    "semaphore_signal"))

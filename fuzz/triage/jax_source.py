@@ -15,8 +15,9 @@ import jax
 # a discharge or JVP rule, or Class.method; or any name followed by its file
 # in parentheses ("resolve_physical_types (jax/_src/pallas/hlo_interpreter.py)").
 # Never one after a module prefix (jax.jit, pl.run_scoped): public API, not a culprit.
-_NAMED = re.compile(r"(?<![\w.])([A-Z]\w*\.\w+|_\w+|\w+_rule|\w+_discharge\w*)(?![\w(])"
-                    r"|(?<![\w.])(\w+) \(((?:jax/_src/)?[\w/]+\.py)\)")
+# (the name with its file first: it names one of several functions of that name)
+_NAMED = re.compile(r"(?<![\w.])(\w+) \(((?:jax/_src/)?[\w/]+\.py)\)"
+                    r"|(?<![\w.])([A-Z]\w*\.\w+|_\w+|\w+_rule|\w+_discharge\w*)(?![\w(])")
 _DEF = re.compile(r"(\s*)def (\w+)\(")
 _CLASS = re.compile(r"class (\w+)")
 
@@ -49,13 +50,13 @@ def named_in(text: str) -> list[str]:
     functions, methods = _definitions()
     found = []
     for m in _NAMED.finditer(text):
-        if m[1] and "." in m[1]:
-            name = m[1]
+        if m[1]:
+            name, files = m[1], {f for f in functions.get(m[1], ()) if f.endswith(m[2])}
+        elif "." in m[3]:
+            name = m[3]
             files = methods.get(tuple(name.split(".", 1)), set())
-        elif m[1]:
-            name, files = m[1], functions.get(m[1], set())
         else:
-            name, files = m[2], {f for f in functions.get(m[2], ()) if f.endswith(m[3])}
+            name, files = m[3], functions.get(m[3], set())
         if len(files) == 1:
             found.append(f"{next(iter(files))}:{name}")
     return list(dict.fromkeys(found))

@@ -75,17 +75,32 @@ def summary(finding) -> str:
     return text + "".join(f"\n\nNote: {note}." for note in notes)
 
 
+_NOT_SUPPORTED = "an error that says what is not supported"
+
+
+def _fails_clearly(finding) -> bool:
+    """A valid program classed as a usability issue (no TPU takes it; its
+    known entry's review): it should fail, only clearly, whatever the oracle
+    that caught it expected (no error, or the model's values). What other
+    oracles compare (an invalid program's expected error, two DMA modes)
+    stays as it is."""
+    return severity(finding.to_record()) == USABILITY and finding.oracle in (
+        "valid-runs", "model-vs-path")
+
+
 def _said(finding, said: str) -> str:
-    """The snippet's last comment: a valid program classed as a usability
-    issue (no TPU takes it; its known entry's review) should fail, only
-    clearly, whatever the oracle that caught it expected (no error, or the
-    model's values); what other oracles compare (an invalid program's
-    expected error, two DMA modes) stays."""
-    if severity(finding.to_record()) != USABILITY or finding.oracle not in (
-            "valid-runs", "model-vs-path"):
+    """The snippet's last comment (`_fails_clearly`: what it should do instead)."""
+    if not _fails_clearly(finding):
         return said
-    return re.sub(r"; expected\b.*$", "; expected: an error that says what is not supported",
-                  said)
+    return re.sub(r"; expected\b.*$", f"; expected: {_NOT_SUPPORTED}", said)
+
+
+def _output(finding, output: str) -> str:
+    """The reproducer's actual against expected, as a report shows it: the
+    expectation `_said` gives, where the program should fail clearly."""
+    if not _fails_clearly(finding):
+        return output.rstrip()
+    return re.sub(r"^expected:.*$", f"expected: {_NOT_SUPPORTED}", output.rstrip(), flags=re.M)
 
 
 def _statements(finding) -> list:
@@ -220,7 +235,8 @@ def markdown(finding) -> str:
         lines += ["```python", snippet.snippet(
             finding.case, repro["path"], jit=reproducer.rendering(repro)["jit"],
             said=_said(finding, snippet.said(repro, finding.message)),
-            comparison=repro.get("comparison")).rstrip(), "```", ""]
+            comparison=repro.get("comparison"),
+            watchdog_s=reproducer.rendering(repro).get("watchdog_s")).rstrip(), "```", ""]
     lines += ["### Description", "", summary(finding), ""]
     if repro.get("script"):
         present = ("it dies or hangs" if repro.get("fatal") else "exit 1")
@@ -229,7 +245,7 @@ def markdown(finding) -> str:
                   "exit 0 once it is fixed).", ""]
     if repro.get("output"):
         lines += [f"Its output (actual vs expected) on JAX {finding.versions.get('jax')}:", "",
-                  "```", repro["output"].rstrip(), "```", ""]
+                  "```", _output(finding, repro["output"]), "```", ""]
     else:
         lines += [f"What the fuzzer saw: `{finding.message}`", ""]
     if finding.status == "flaky":
@@ -429,7 +445,7 @@ def write_upstream(reports_dir) -> None:
         if code := _snippet_of(reports_dir, r["id"]):   # the report's own, not rendered again
             out += ["```python", code, "```", ""]
         if repro.get("output"):
-            out += ["Actual against expected:", "", "```", repro["output"].rstrip(), "```", ""]
+            out += ["Actual against expected:", "", "```", _output(finding, repro["output"]), "```", ""]
         affected = (r.get("releases") or {}).get("affected", {}).get("summary", "not bisected")
         out += [f"Affected JAX releases: {affected}.", "",
                 f"Where JAX goes wrong: {blamed(r)}.", ""]

@@ -42,16 +42,20 @@ _IMPORTS = {"import numpy as np": r"\bnp\.",
             "from jax.experimental.pallas import triton as plgpu": r"\bplgpu\.",
             "import json": r"\bjson\."}
 WIDTH = 100
+_WATCHDOG = ("import faulthandler; faulthandler.dump_traceback_later({limit:g}, exit=True)"
+             "  # a hang: print where it is stuck, exit 1")
 # The reproducer's mesh header: its device count, asked for where the process has fewer.
 _DEVICES = re.compile(r'if jax\.config\.jax_num_cpu_devices < \d+: (jax\.config\.update\("jax_num_cpu_devices", \d+\))$')
 
 
 def snippet(case: ir.Case, path: str, *, jit: bool = False, said: str = "",
-            comparison: dict | None = None) -> str:
+            comparison: dict | None = None, watchdog_s: float | None = None) -> str:
     """``case`` on ``path``, pressed into a paste-able snippet ending in the
     comment ``said`` (what happens; what should); with ``comparison`` (an
     oracle's `fuzz.oracles.base.Comparison`, as a dict), printing both
-    sides of what the oracle compared (``jax.vmap`` and the calls one by one)."""
+    sides of what the oracle compared (``jax.vmap`` and the calls one by one);
+    with ``watchdog_s``, a hang's, stopping itself after that long, saying
+    where it was stuck (exit 1), as its reproducer does."""
     text = paths.program(case, path, jit=jit)[0]
     if comparison is not None:
         text = text.replace(paths.RUN, "\n").replace(paths.RUN_JIT, "\n") + comparison["source"] + (
@@ -87,6 +91,8 @@ def snippet(case: ir.Case, path: str, *, jit: bool = False, said: str = "",
         # (thread-local) reaches less than the global flag: not a TPU interpreter's callbacks
         kept = [f"with {compat.ENABLE_X64}(True): {line}" if line.startswith("print(") else line
                 for line in kept]
+    if watchdog_s:
+        kept.insert(0, _WATCHDOG.format(limit=watchdog_s))
     if said:
         kept.append("# " + " ".join(said.split()))
     return "\n".join(kept) + "\n"
@@ -264,7 +270,8 @@ def said(reproducer: dict, message: str = "") -> str:
     'Bug: result 1 is int16[] (prints [0]); expected: int16[1], as declared'
     """
     if reproducer.get("fatal"):
-        return f"Bug: {message[:200]}; expected: it runs to its end" if message else ""
+        return (f"Bug: {message[:200]}; expected: it ends (its result, or a clear error)"
+                if message else "")
     out = {k: v.strip() for k, _, v in (line.partition(":") for line in
                                         (reproducer.get("output") or "").splitlines())}
     actual, expected = out.get("actual", ""), out.get("expected", "")

@@ -195,6 +195,12 @@ def _adds_to_its_block_through_an_indexer(pipe) -> bool:
         and any(isinstance(t, ir.At) for t in s.view.named) for s in ir.flat(pipe.body))
 
 
+def _adds_through_two_indexers(case, k) -> bool:
+    """An addupdate through a view of two indexers or more."""
+    stmt = case.statements[k]
+    return isinstance(stmt, AddUpdate) and sum(isinstance(t, ir.At) for t in stmt.view.named) >= 2
+
+
 def _row_store(ref: ir.Ref, *, at=0) -> Swap:
     """A store of the step's slice of ref number ``at`` (of ``ref``)."""
     return Swap(ir.View(at, (ir.STEP,)), Iota(ref.kind, ref.shape[1:], 1))
@@ -373,7 +379,8 @@ KNOWN_FINDINGS: tuple[KnownFinding, ...] = (
             Swap(ir.View(1, (ir.STEP, ir.At((ir.Int(1),)))), ir.Result(1)))),),
             ("pallas_call",)),
         severity=CRASH,
-        caveat="needs the opt-in flag jax_use_emit_pipeline_primitive"),
+        # (the flag is set through jax._src.config: no public context sets it)
+        caveat="internal API: the opt-in flag jax_use_emit_pipeline_primitive"),
     KnownFinding(
         "inlined-pipeline-inside-wrapper",
         "a pltpu.emit_pipeline inlined (no emit_pipeline primitive) inside a "
@@ -403,7 +410,8 @@ KNOWN_FINDINGS: tuple[KnownFinding, ...] = (
                         ("tpu_interpret",)),
         paths=("tpu_interpret", "tpu_interpret_eager"),
         severity=CRASH,
-        caveat="needs the opt-in flag jax_use_emit_pipeline_primitive"),
+        # (the flag is set through jax._src.config: no public context sets it)
+        caveat="internal API: the opt-in flag jax_use_emit_pipeline_primitive"),
     KnownFinding(
         "emit-pipeline-zero-size-block",
         "pltpu.emit_pipeline over a ref whose blocks have no element (a "
@@ -442,19 +450,26 @@ KNOWN_FINDINGS: tuple[KnownFinding, ...] = (
                         ("pallas_call",)),
         severity=USABILITY),
     KnownFinding(
-        "inlined-pipeline-block-indexed-addupdate",
-        "an addupdate through an indexer of a block that an inlined "
-        "pltpu.emit_pipeline gives its body fails: the block is a view of the "
-        "pipeline's buffer slot (an indexer of its own), and addupdate's "
-        "discharge takes one indexer ('Multiple indexers are not supported for "
-        "`addupdate`'); a get or swap there runs, as does the same addupdate "
-        "with the emit_pipeline primitive",
+        "addupdate-through-two-indexers",
+        "jax.ref.addupdate through a view indexed twice (r.at[1:3] then [0]: "
+        "jax.ref.addupdate(r.at[1:3], 0, v) under jax.jit) is refused: "
+        "_addupdate_discharge takes one indexer ('Multiple indexers are not "
+        "supported for `addupdate`'), where a get or a swap through the same "
+        "view runs and r.at[1:3][0] += v works. A block an inlined "
+        "pltpu.emit_pipeline gives its body is such a view (its buffer slot is "
+        "an indexer of its own), so an addupdate through an index of it fails so too",
         symptoms=(("valid-runs", r"NotImplementedError: Multiple indexers are not supported "
-                                 r"for `addupdate`"),),
-        trigger=_is(Pipeline, _adds_to_its_block_through_an_indexer),
-        example=ir.Case((_ROWS,), (Pipeline(3, (0,), (AddUpdate(
-            ir.View(0, (ir.STEP, ir.At((ir.Int(1),)))), Iota("int32", (), 3)),), inline=True),),
-            ("pallas_call",)),
+                                 r"for `addupdate`"),
+                  # ...and in invalid programs, before their own mistake is reached.
+                  ("invalid-rejected", r"^NotImplementedError: Multiple indexers are not "
+                                       r"supported for `addupdate`")),
+        trigger=lambda case, k: _adds_through_two_indexers(case, k) or _is(
+            Pipeline, _adds_to_its_block_through_an_indexer)(case, k),
+        about=("control", "ref"),   # the addupdate's own statement too
+        # (a cold review: the plain form, not the pipeline's, is the bug's scope)
+        example=ir.Case((ir.Ref("float32", (4,)),), (AddUpdate(ir.View(0, (
+            ir.At((ir.Slice(1, 3),)), ir.At((ir.Int(0),)))), Iota("float32", ())),),
+            ("jax_refs",)),
         severity=REFUSED),
     KnownFinding(
         "eager-while-ref-in-cond-and-body",

@@ -234,8 +234,9 @@ KNOWN_FINDINGS = (
         "clock is read, TypeError: 'NoneType' object is not subscriptable",
         symptoms=(("valid-runs", r"CpuCallback error calling callback: (AssertionError|"
                                  r"TypeError: 'NoneType' object is not subscriptable)"),),
+        # (a wait for 0, static or read from dyn)
         trigger=lambda case, k: isinstance(case.statements[k], Wait) and not (
-            case.statements[k].value.dynamic or case.statements[k].value.value),
+            case.statements[k].value.value),
         about=("semaphore",),
         example=ir.Case((ir.Ref("regular", ()), ir.Ref("dma", ()), _DATA, _DATA), (
             *_copied(ir.View(2), ir.View(3), ir.View(1)), Wait(ir.View(0), ir.Int(0))),

@@ -265,9 +265,9 @@ KNOWN_FINDINGS: tuple[KnownFinding, ...] = (
         "jax.ref.addupdate(r, ..., True) ends as int32 2 (eagerly: True), and "
         "q[i] = r[...] then fails with TypeError: lax.dynamic_update_slice "
         "requires arguments to have the same dtypes. After x[...] = <a Python "
-        "scalar>, discharge holds x's value as that scalar (for a bool, "
-        "swap-python-bool-kept-raw: _maybe_implicit_cast never makes it an "
-        "array), and an addupdate on x adds in NumPy/Python arithmetic: inside "
+        "scalar> (or of a constant array: jnp.asarray(False) too, a literal of "
+        "the jaxpr), discharge holds x's value as that literal, and "
+        "_addupdate_discharge adds to it in NumPy/Python arithmetic (x + val): inside "
         "discharge the new value of an int32 ref is int64, of a float32 ref "
         "float64 (cast back by the end, on 0.12), of a bool ref an int or a "
         "Python scalar (which later statements cannot even index)",
@@ -320,7 +320,9 @@ KNOWN_FINDINGS: tuple[KnownFinding, ...] = (
         "index (as a logical or) but fails through an integer-array index or a "
         "strided slice, or under vmap through a dynamic index: the scatter-add "
         "it discharges (or batches) to calls lax.add, which refuses bool ('add "
-        "does not accept dtype bool')",
+        "does not accept dtype bool'). jnp's own .at[idx].add refuses bool so too, "
+        "so the refusal is JAX's rule; what is wrong is that it is inconsistent "
+        "and unclear",
         symptoms=(("valid-runs", r"TypeError: add does not accept dtype bool"),
                   # ...and in invalid programs, before their own mistake is reached.
                   ("invalid-rejected", r"^TypeError: add does not accept dtype bool"),
@@ -329,7 +331,7 @@ KNOWN_FINDINGS: tuple[KnownFinding, ...] = (
         example=ir.Case((ir.Ref("bool", (2,)),), (AddUpdate(
             ir.View(0, (ir.At((ir.IntArray((1,), True),)),)), Iota("bool", (1,), 1)),),
             paths=("abstract",)),
-        severity=CRASH),
+        severity=USABILITY),
     KnownFinding(
         "swap-python-bool-kept-raw",
         "x[...] = False on a bool ref: the Python bool is never made an array "
@@ -381,15 +383,17 @@ KNOWN_FINDINGS: tuple[KnownFinding, ...] = (
         same_as="masked-store-python-scalar-not-converted"),
     KnownFinding(
         "tpu-interpret-addupdate",
-        "the TPU interpreter cannot run addupdate on a kernel ref: it binds the "
-        "primitive on its own stand-in for the ref, whose abstract evaluation "
-        "refuses it ('`addupdate` must be called on `Ref` types: int16[]')",
+        "the TPU interpreter cannot run addupdate on a kernel ref, and says so "
+        "unclearly: it binds the primitive on its own stand-in for the ref, whose "
+        "abstract evaluation refuses it ('`addupdate` must be called on `Ref` "
+        "types: int16[]'). Mosaic has no addupdate lowering either, so the "
+        "interpreter should refuse it as unsupported on TPU",
         symptoms=(("valid-runs", r"ValueError: `addupdate` must be called on `Ref` types"),),
         trigger=lambda case, k: isinstance(case.statements[k], AddUpdate),
         example=ir.Case((ir.Ref("int32", (2,)),),
                         (AddUpdate(ir.View(0), Iota("int32", (2,))),), paths=("tpu_interpret",)),
         paths=("tpu_interpret", "tpu_interpret_eager"),
-        severity=CRASH),
+        severity=USABILITY),
     KnownFinding(
         "swap-casts-integer-value-of-another-dtype",
         "storing an integer array into a ref of another integer dtype "
@@ -429,7 +433,9 @@ KNOWN_FINDINGS: tuple[KnownFinding, ...] = (
         "swap), for int32, uint32 and float32 alike; the same store without a "
         "mask, of shape (2, 2), (1, 4), (2, 4, 3) or (8, 128), and interpret=True "
         "run (30-minute campaign, seed 13; widened from last-axis-1 shapes by a "
-        "60 s campaign, seed 3)",
+        "60 s campaign, seed 3). A cold review found the cause: the in-bounds mask "
+        "of swap_buffer_content (jax/_src/pallas/mosaic/interpret/shared_memory.py) "
+        "clears in_bounds_mask[in_bounds_shape[i]:] along axis 0 for every axis i",
         symptoms=(("valid-runs", r"CpuCallback error calling callback: ValueError: Out-of-bounds "
                                  # (up to 0.7.2 the whole block's slices, not [()])
                                  r"masked swap of .*: swapping \[(\(\)|\(slice\(.*\))\] but buffer "
@@ -516,8 +522,10 @@ KNOWN_FINDINGS: tuple[KnownFinding, ...] = (
         "with 'Invalid dtype for `swap`. Ref dtype: int8. Value dtype: int32', "
         "though pltpu.store documents the semantics of x[...] = 1, which "
         "converts a Python scalar (any weakly typed value: jnp.full(shape, 1) "
-        "too) to the ref's dtype (_maybe_implicit_cast, jax/_src/state/"
-        "primitives.py); jax.ref.addupdate(x, ..., 1) skips the same cast "
+        "too) to the ref's dtype: swap (jax/_src/pallas/primitives.py), which "
+        "pltpu.store calls, binds swap_p on the raw value, where x[...] = 1 "
+        "goes through state/primitives.py's ref_swap, the one caller of that "
+        "cast; jax.ref.addupdate(x, ..., 1) skips the same cast "
         "(addupdate-python-scalar-not-converted)",
         symptoms=(("valid-runs", r"ValueError: Invalid dtype for `swap`\. Ref dtype: \w+\. "
                                  r"Value dtype: (int32|float32|int64|float64|bool)"),
@@ -628,7 +636,9 @@ KNOWN_FINDINGS: tuple[KnownFinding, ...] = (
         "int32 fails in discharge ('index arguments to dynamic_slice must be "
         "integers of the same type, got: int64, int32'): the slice's start "
         "becomes an int64 constant beside the int32 index; pltpu.load of the "
-        "same view and x.at[:, i][...] = v work",
+        "same view and x.at[:, i][...] = v work: _swap_discharge_rule "
+        "(jax/_src/pallas/primitives.py) never casts its slice starts to one "
+        "dtype, as the load's rule beside it does",
         symptoms=(("valid-runs", _INT64_BESIDE_INT32),
                   # ...and in an invalid program, before its own mistake is reached.
                   ("invalid-rejected", "^" + _INT64_BESIDE_INT32)),
@@ -793,7 +803,8 @@ KNOWN_FINDINGS: tuple[KnownFinding, ...] = (
         "or a float ref that does not depend on the input): run_state's JVP "
         "binds addupdate on that Zero ('Error interpreting argument to "
         "addupdate as a JAX value. The problematic value is of type <class "
-        "'jax._src.ad_util.Zero'>'); a swap there is differentiated",
+        "'jax._src.ad_util.Zero'>'); a swap there is differentiated "
+        "(addupdate_jvp_rule binds on the Zero tangent, where _swap_jvp checks for one)",
         symptoms=(("grad-matches", r"^fwd derivatives of .*: TypeError: Error interpreting "
                                    r"argument to addupdate as a JAX value\. The problematic "
                                    r"value is of type <class 'jax\._src\.ad_util\.Zero'>"),

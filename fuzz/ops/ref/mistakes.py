@@ -12,7 +12,7 @@ from fuzz.ops.ref.get import Get
 from fuzz.ops.ref.masked_load import MaskedLoad
 from fuzz.ops.ref.masked_store import MaskedStore
 from fuzz.ops.ref.swap import Swap
-from strategies.semaphores import semaphore_shapes
+from strategies.semaphores import semaphore_shapes, zero_size_index
 from strategies.transforms import same_width_dtypes
 
 OUT_OF_BOUNDS = ir.ExpectedError("IndexError|ValueError", r"(?i)out of (bounds?|range)")
@@ -32,12 +32,8 @@ def _refs():
 
 @st.composite
 def _out_of_bounds(draw, refs):
-    ref = draw(_refs())
-    axis = draw(st.integers(0, len(ref.shape) - 1))
-    n = ref.shape[axis]
-    bad = draw(st.integers(n, n + 3) | st.integers(-n - 3, -n - 1))
-    view = ir.View(len(refs), (ir.At(tuple(ir.Int(bad) if d == axis else ir.Int(0)
-                                           for d in range(len(ref.shape)))),))
+    ref, indices = draw(zero_size_index(_refs()))
+    view = ir.View(len(refs), (ir.At(indices),))
     stmt = draw(st.sampled_from((Get(view), Swap(view, Iota(ref.kind, ())))))
     return ref, stmt, OUT_OF_BOUNDS
 

@@ -9,7 +9,7 @@ from fuzz.ops.base import Mistake
 from fuzz.ops.semaphore.read import Read
 from fuzz.ops.semaphore.signal import Signal
 from fuzz.ops.semaphore.wait import Wait
-from strategies.semaphores import semaphores
+from strategies.semaphores import semaphores, zero_size_index
 from strategies.transforms import transform_chains
 
 NON_SCALAR = ir.ExpectedError("ValueError", r"non-\(\)-shaped semaphore")
@@ -60,13 +60,9 @@ def _wrong_dtype(draw, refs):
 @st.composite
 def _out_of_bounds(draw, refs):
     op = draw(st.sampled_from(tuple(_OPS)))
-    ref = draw(semaphores(kinds=_COUNTING, shapes=st.lists(
-        st.integers(0, 4), min_size=1, max_size=3).map(tuple)))
-    axis = draw(st.integers(0, len(ref.shape) - 1))
-    n = ref.shape[axis]
-    bad = draw(st.integers(n, n + 3) | st.integers(-n - 3, -n - 1))
-    indices = [ir.Int(bad) if d == axis else ir.Int(0) for d in range(len(ref.shape))]
-    return ref, _statement(op, ir.View(len(refs), (ir.At(tuple(indices)),))), OUT_OF_BOUNDS
+    ref, indices = draw(zero_size_index(semaphores(kinds=_COUNTING, shapes=st.lists(
+        st.integers(1, 4), min_size=1, max_size=3).map(tuple))))
+    return ref, _statement(op, ir.View(len(refs), (ir.At(indices),))), OUT_OF_BOUNDS
 
 
 @st.composite
