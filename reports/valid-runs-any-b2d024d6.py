@@ -30,7 +30,7 @@ def function():
     call = pl.pallas_call(
         pallas_kernel, interpret=True,
         out_shape=(jax.ShapeDtypeStruct(OUT, jnp.int32), jax.ShapeDtypeStruct((1, 0), jnp.int16), ))
-    return call, (DYN, (jax.lax.iota(jnp.int32, 0).reshape((1, 0)) % 7 + 1).astype(jnp.int16), )
+    return call, (DYN, jnp.zeros((1, 0), jnp.int16), )
 
 def run():
     f, args = function()

@@ -1,4 +1,4 @@
-# Reproducer for discharge-fuzz finding valid-runs-signal-07428134.
+# Reproducer for discharge-fuzz finding valid-runs-signal-b0d3a242.
 # Runs the kernel below on the `pallas_call` path and compares the result with what
 # a correct JAX gives. Exit status: 1 = the bug reproduces, 0 = it does not.
 # discharge-fuzz case (schema 6) on path `pallas_call`.
@@ -15,7 +15,7 @@ DYN = jnp.array([0], dtype=jnp.int32)  # dynamic operands, in body order
 OUT = (1,)  # one int32 slot per semaphore read
 
 def kernel(dyn, out, r0):
-    pl.semaphore_signal(r0.at[0, ::2].at[0], 0)
+    pl.semaphore_signal(r0.reshape(()), 0)
 
 def pallas_kernel(dyn, out, r0):
     out[...] = jnp.zeros(out.shape, jnp.int32)
@@ -27,7 +27,7 @@ def function():
     call = pl.pallas_call(
         pallas_kernel, interpret=True,
         out_shape=(jax.ShapeDtypeStruct(OUT, jnp.int32), ),
-        scratch_shapes=[pltpu.SemaphoreType.REGULAR((1, 1))])
+        scratch_shapes=[pltpu.SemaphoreType.REGULAR(())])
     return call, (DYN, )
 
 def run():

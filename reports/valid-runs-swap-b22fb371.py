@@ -1,4 +1,4 @@
-# Reproducer for discharge-fuzz finding valid-runs-addupdate-cbd6daf5.
+# Reproducer for discharge-fuzz finding valid-runs-swap-b22fb371.
 # Runs the kernel below on the `pallas_call` path and compares the result with what
 # a correct JAX gives. Exit status: 1 = the bug reproduces, 0 = it does not.
 # discharge-fuzz case (schema 6) on path `pallas_call`.
@@ -15,11 +15,7 @@ DYN = jnp.array([0], dtype=jnp.int32)  # dynamic operands, in body order
 OUT = (1,)  # one int32 slot per semaphore read
 
 def kernel(dyn, out, r0):
-    def pipe0(r0_in, r0):
-        r0[...] = r0_in[...]
-        jax.ref.addupdate(r0, 0, (jax.lax.iota(jnp.int32, 1).reshape(()) + 3).astype(jnp.int32))
-    with jax.sharding.use_abstract_mesh(jax.sharding.AbstractMesh((), (), abstract_device=jax.sharding.AbstractDevice('TPU v6 lite', 1, 'tpu'))):
-        pltpu.emit_pipeline(pipe0, grid=(3,), in_specs=[pl.BlockSpec((None, 1), lambda i: (i, 0))], out_specs=[pl.BlockSpec((None, 1), lambda i: (i, 0))])(r0, r0)
+    r0[0, ::2] = (jax.lax.iota(jnp.int32, 1).reshape((1,))).astype(jnp.float32)
 
 def pallas_kernel(dyn, x0, out, r0):
     out[...] = jnp.zeros(out.shape, jnp.int32); r0[...] = x0[...]
@@ -30,8 +26,8 @@ def function():
     """The program as a function, and its arguments."""
     call = pl.pallas_call(
         pallas_kernel, interpret=True,
-        out_shape=(jax.ShapeDtypeStruct(OUT, jnp.int32), jax.ShapeDtypeStruct((3, 1), jnp.int32), ))
-    return call, (DYN, (jax.lax.iota(jnp.int32, 3).reshape((3, 1)) % 7 + 1).astype(jnp.int32), )
+        out_shape=(jax.ShapeDtypeStruct(OUT, jnp.int32), jax.ShapeDtypeStruct((1, 1), jnp.float32), ))
+    return call, (DYN, jnp.asarray([[1.0]], jnp.float32), )
 
 def run():
     f, args = function()
@@ -51,8 +47,8 @@ def observe():
             "values": [np.asarray(r).tolist() for r in results if not isinstance(r, jax.ShapeDtypeStruct)]}
 
 import re
-EXPECTED = json.loads('{"avals": [[[1], "int32"], [[3, 1], "int32"]]}')
-EXPECTED_TEXT = "no error; results with avals [[[1], 'int32'], [[3, 1], 'int32']]"
+EXPECTED = json.loads('{"avals": [[[1], "int32"], [[1, 1], "float32"]]}')
+EXPECTED_TEXT = "no error; results with avals [[[1], 'int32'], [[1, 1], 'float32']]"
 
 
 def problem(actual):

@@ -1,4 +1,4 @@
-# Reproducer for discharge-fuzz finding invalid-rejected-signal-97d265e6.
+# Reproducer for discharge-fuzz finding valid-runs-addupdate-2addd00a.
 # Runs the kernel below on the `pallas_call` path and compares the result with what
 # a correct JAX gives. Exit status: 1 = the bug reproduces, 0 = it does not.
 # discharge-fuzz case (schema 6) on path `pallas_call`.
@@ -15,10 +15,10 @@ DYN = jnp.array([0], dtype=jnp.int32)  # dynamic operands, in body order
 OUT = (1,)  # one int32 slot per semaphore read
 
 def kernel(dyn, out, r0):
-    pl.semaphore_signal(r0.reshape((2,)), 0)
+    jax.ref.addupdate(r0.at[1:3], 0, (jax.lax.iota(jnp.int32, 1).reshape(())).astype(jnp.float32))
 
-def pallas_kernel(dyn, out, r0):
-    out[...] = jnp.zeros(out.shape, jnp.int32)
+def pallas_kernel(dyn, x0, out, r0):
+    out[...] = jnp.zeros(out.shape, jnp.int32); r0[...] = x0[...]
     kernel(dyn, out, r0, )
 
 
@@ -26,9 +26,8 @@ def function():
     """The program as a function, and its arguments."""
     call = pl.pallas_call(
         pallas_kernel, interpret=True,
-        out_shape=(jax.ShapeDtypeStruct(OUT, jnp.int32), ),
-        scratch_shapes=[pltpu.SemaphoreType.REGULAR((2,))])
-    return call, (DYN, )
+        out_shape=(jax.ShapeDtypeStruct(OUT, jnp.int32), jax.ShapeDtypeStruct((2,), jnp.float32), ))
+    return call, (DYN, jnp.asarray([1.0, 2.0], jnp.float32), )
 
 def run():
     f, args = function()
@@ -48,8 +47,8 @@ def observe():
             "values": [np.asarray(r).tolist() for r in results if not isinstance(r, jax.ShapeDtypeStruct)]}
 
 import re
-EXPECTED = json.loads('{"error_types": ["ValueError"], "match": "non-\\\\(\\\\)-shaped semaphore"}')
-EXPECTED_TEXT = "ValueError with a message matching 'non-\\\\(\\\\)-shaped semaphore' (from semaphore_signal)"
+EXPECTED = json.loads('{"avals": [[[1], "int32"], [[2], "float32"]]}')
+EXPECTED_TEXT = "no error; results with avals [[[1], 'int32'], [[2], 'float32']]"
 
 
 def problem(actual):
