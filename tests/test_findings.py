@@ -314,7 +314,7 @@ def test_one_wrong_value_bug_seen_four_ways_is_one_report(plant, tmp_path):
     assert len({sig for sig, _ in filed}) == 4
     assert [new for _, new in filed] == [True, False, False, False]
     (report,) = reports.records(tmp_path / "r")
-    assert report["root_cause"] == "rule:discharge:semaphore_signal:update applied twice"
+    assert report["root_cause"] == "rule:discharge:semaphore_signal:too high"
     assert len(report["instances"]) == 3
     assert reports.blamed_code(report) == (
         "Blamed", ["jax/_src/pallas/primitives.py:_semaphore_signal_discharge_rule"])
@@ -333,8 +333,8 @@ def test_two_wrong_value_bugs_in_one_rule_are_two_reports(plant, tmp_path):
     filed = _file_every((_SEEN_FOUR_WAYS[1], ONE), tmp_path)
     assert [new for _, new in filed] == [True, True]
     assert sorted(r["root_cause"] for r in reports.records(tmp_path / "r")) == [
-        "rule:discharge:semaphore_signal:update applied twice",
-        "rule:discharge:semaphore_signal:update lost"]
+        "rule:discharge:semaphore_signal:too high",
+        "rule:discharge:semaphore_signal:too low"]
 
 
 def test_a_wrong_value_inside_a_loop_is_blamed_on_the_statement_in_it(plant):
@@ -345,7 +345,7 @@ def test_a_wrong_value_inside_a_loop_is_blamed_on_the_statement_in_it(plant):
     looped = ir.Case((_SCALAR,), (Loop(ir.Int(2), (Signal(ir.View(0), ir.Int(1)),)),),
                      ("run_state",))
     failure = next(f for f in oracles.check(looped).failures if f.known is None)
-    assert findings.root_cause(failure) == "rule:discharge:semaphore_signal:update applied twice"
+    assert findings.root_cause(failure) == "rule:discharge:semaphore_signal:too high"
 
 
 def test_one_wrong_value_bug_seen_by_two_oracles_is_one_report(plant, tmp_path):
@@ -363,7 +363,7 @@ def test_one_wrong_value_bug_seen_by_two_oracles_is_one_report(plant, tmp_path):
     assert [sig.split("|")[0] for sig, _ in filed] == ["model-vs-path", "chain-equivalence"]
     assert [new for _, new in filed] == [True, False]
     (report,) = reports.records(tmp_path / "r")
-    assert report["root_cause"] == "rule:discharge:semaphore_signal:update lost"
+    assert report["root_cause"] == "rule:discharge:semaphore_signal:too low"
     assert [i["oracle"] for i in report["instances"]] == ["chain-equivalence"]
 
 
@@ -383,3 +383,18 @@ def test_a_root_cause_filed_meanwhile_by_another_worker_is_not_filed_twice(
     owner, new = filing.record(second, **kwargs)
     assert not new and len(reports.records(tmp_path / "r")) == 1
     assert [i["signature"] for i in owner.instances] == [findings.signature(second)]
+
+
+def test_a_rule_key_names_the_function_of_the_rule_it_blames():
+    """Each kind of rule a key names is looked up where the running JAX
+    keeps it (on 0.12 the batching table is a write-only proxy beside the
+    fancy one: a report blaming a batching rule once crashed the worker
+    that wrote the index)."""
+    from fuzz.triage import isolate
+    assert isolate.rule_code("discharge", "semaphore_signal").endswith(
+        ":_semaphore_signal_discharge_rule")
+    assert "batching" in isolate.rule_code("batching", "pallas_call")
+    assert isolate.rule_code("differentiation", "swap") is not None
+    assert isolate.rule_code("tpu-interpreter", "swap") is None   # (no table: not named)
+    record = {"root_cause": "rule:batching:pallas_call:results differ", "signature": ""}
+    assert reports.blamed_code(record)[0] == "Blamed"

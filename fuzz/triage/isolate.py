@@ -100,6 +100,17 @@ def _first_cut(case: ir.Case, on, names):
     return None
 
 
+def _model_anywhere(case: ir.Case) -> list:
+    """The model's wrong values on any path of ``case``: a path that shows
+    counts (run_state) sees a wrong count that the failure's own (reads
+    only) and its oracle's rerun (vmap, AD, partial discharge) do not, and
+    the wrong rule is then the program's own, not the transformation's."""
+    try:
+        return _wrongs(dataclasses.replace(case, paths=ir.PATHS), None, (_MODEL,))
+    except ir.IRError:
+        return []
+
+
 def _case(case: ir.Case, body) -> ir.Case | None:
     try:
         return dataclasses.replace(case, body=tuple(body))
@@ -112,7 +123,7 @@ def _named(case: ir.Case, n: int, found: list, failure) -> Culprit:
     the model's where it judges (it names which path was wrong, and how),
     else the failure's own oracle's."""
     primitive = case.statements[n].primitive
-    model = [f for f in found if f.oracle == _MODEL]
+    model = [f for f in found if f.oracle == _MODEL] or _model_anywhere(case)
     mine = [f for f in model if f.statement == n] or model
     if mine:
         rules = sorted({rules_of(p) for f in mine for p in f.path.split("/")})
@@ -124,10 +135,20 @@ def _named(case: ir.Case, n: int, found: list, failure) -> Culprit:
                                      for p in failure.path.split("/")):
             # vmap batches a Pallas kernel as one primitive, by pallas_call's rule
             primitive = "pallas_call"
-    # (a ref's number is the program's, not the bug's)
-    relation = ",".join(sorted({re.sub(r"\br\d+ ", "", (f.shape or "differs").rsplit("|", 1)[-1])
-                                for f in mine}))
+    relation = ",".join(sorted({_how(f) for f in mine}))
     return Culprit(primitive, "+".join(rules), relation)
+
+
+# How a count is wrong, by direction: an update lost is too low whatever the
+# amount, so one off-by-one rule is one key whether its amount was 1 or 3.
+_DIRECTION = {"update lost": "too low", "update applied twice": "too high"}
+
+
+def _how(failure) -> str:
+    """How ``failure``'s value is wrong (its shape's last part): a count's
+    direction, without a ref's number (the program's, not the bug's)."""
+    how = re.sub(r"\br\d+ ", "", (failure.shape or "differs").rsplit("|", 1)[-1])
+    return _DIRECTION.get(how, how)
 
 
 def rules_of(path: str) -> str:
@@ -141,8 +162,11 @@ def rule_code(rules: str, primitive: str) -> str | None:
     where the running JAX registers one: a discharge rule, a batching rule
     or a JVP rule of the primitive named ``primitive``."""
     tables = {"discharge": compat.discharge_rules,
-              "batching": lambda: {**batching.primitive_batchers,
-                                   **getattr(batching, "fancy_primitive_batchers", {})},
+              # (primitive_batchers is a write-only proxy on 0.12; the rules are
+              # the fancy table's there, and the older releases' dict's)
+              "batching": lambda: {p: r for t in (batching.primitive_batchers, getattr(
+                  batching, "fancy_primitive_batchers", {})) if isinstance(t, dict)
+                  for p, r in t.items()},
               "differentiation": lambda: ad.primitive_jvps}
     table = tables.get(rules, dict)()
     rule = next((r for p, r in table.items() if str(p) == primitive), None)
