@@ -335,6 +335,8 @@ LEVERS = {
                  ("after", {"strategies": ["valid", "refs", "invalid"], "schedule": "cost"})],
     "schedule": [("all", {"schedule": "all", "strategies": ["valid", "invalid"]}),
                  ("cost", {"schedule": "cost", "strategies": ["valid", "invalid"]})],
+    # today's cost schedule (features one by one) against each pair of features too
+    "pairs": [("cost", {"schedule": "cost"}), ("pairs", {"schedule": "pairs"})],
     "mode": [("hypothesis", {"mode": "hypothesis"}), ("atheris", {"mode": "atheris"}),
              ("mixed", {"mode": "mixed"})],
     # a new finding shrunk, minimized and verified on its worker, or after

@@ -62,3 +62,25 @@ def test_the_all_schedule_runs_everything_and_an_unknown_one_is_refused():
 def test_features_name_statements_wrappers_refs_and_structure():
     assert schedule.features(STORE) == {"ref:int32", "statement:swap"}
     assert "ref:int16" in schedule.features(SIGNAL)
+
+
+def test_a_unit_that_did_nothing_on_a_case_has_not_covered_its_features():
+    """grad-matches planned on a program with no float ref did not apply:
+    a float program with the same statements brings it something still."""
+    s = schedule.Scheduler(seed=0)
+    s.ran(STORE, s.plan(STORE), worked={"vmap-stack"})
+    later = [s.plan(STORE) for _ in range(50)]
+    assert any("vmap-stack" in p.skipped for p in later)
+    assert not any("grad-matches" in p.skipped for p in later)
+
+
+def test_the_pairs_schedule_runs_a_costly_unit_on_a_pair_of_features_it_has_not_seen():
+    """Each of a signal and a store seen alone: their pair is new only to
+    the pairs schedule."""
+    both = ir.Case((ir.Ref("int32", (2,)), ir.Ref("int16", ())),
+                   (Swap(ir.View(0), Scalar(1)), Signal(ir.View(1), ir.Int(1))))
+    for mode, new in (("cost", False), ("pairs", True)):
+        s = schedule.Scheduler(seed=0, mode=mode)
+        for case in (STORE, SIGNAL):
+            s.ran(case, s.plan(case))
+        assert all(not p.skipped for p in [s.plan(both) for _ in range(50)]) == new, mode

@@ -11,7 +11,7 @@ DEFAULT_STRATEGIES = ("valid", "refs", "invalid")
 
 # How a worker spends the costly paths and oracles (`schedule`): on every
 # case, or by cost and what each has not yet run on.
-SCHEDULES = ("all", "cost")
+SCHEDULES = ("all", "cost", "pairs")
 DEFAULT_SCHEDULE = "cost"
 
 # Where a new finding is shrunk, minimized and verified: on the worker that

@@ -61,8 +61,8 @@ def add(sub) -> None:
            f"no semaphore or copy); default {','.join(DEFAULT_STRATEGIES)}")
     a("--schedule", choices=SCHEDULES, default=DEFAULT_SCHEDULE,
       help="all: every path and oracle on every case; cost: the costly ones (COST >= 3) "
-           f"on cases with a feature they have not run on, else at a floor rate "
-           f"(default {DEFAULT_SCHEDULE})")
+           f"on cases with a feature they have not worked on, else at a floor rate; pairs: "
+           f"as cost, each pair of features counted too (default {DEFAULT_SCHEDULE})")
     a("--filing", choices=FILINGS, default=DEFAULT_FILING,
       help="inline: a worker shrinks, minimizes and verifies a new finding as it finds it; "
            "end: it files the finding unverified and fuzzes on, and the campaign completes "

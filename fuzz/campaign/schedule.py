@@ -2,20 +2,23 @@
 
 Every case runs the cheap ones. A costly one (``COST`` of at least
 `COSTLY`, read from its own module: a path module's ``COST``, an oracle
-class's ``COST``) runs on a case that brings it a feature it has not run
-on yet (`features`: a kind of statement, wrapper, loop, ref, a grid, a
-mesh), and otherwise at its floor rate, ``FLOOR / COST`` of the cases, so
-that none starves. A worker keeps one `Scheduler`; ``--schedule all``
-runs everything on every case instead.
+class's ``COST``) runs on a case that brings it a feature it has not
+worked on yet (`features`: a kind of statement, wrapper, loop, ref, a grid,
+a mesh; with ``--schedule pairs``, each pair of them too), and otherwise at
+its floor rate, ``FLOOR / COST`` of the cases, so that none starves. A unit
+has worked on a case where it ran and did something: a path that ran it,
+an oracle that compared. A worker keeps one `Scheduler`; ``--schedule
+all`` runs everything on every case instead.
 
 Example::
 
     plan = scheduler.plan(case)      # paths and oracles to run
     report = oracles.check(case, on_paths=plan.paths, oracles=plan.oracles)
-    scheduler.ran(case, plan)
+    scheduler.ran(case, plan, worked)   # worked: the units that did something
 """
 from __future__ import annotations
 
+import itertools
 import random
 from dataclasses import dataclass
 
@@ -66,10 +69,16 @@ class Scheduler:
         self.covered: dict[str, set[str]] = {}
         self._random = random.Random(seed)
 
+    def _features(self, case: ir.Case) -> frozenset[str]:
+        have = features(case)
+        if self.mode == "pairs":
+            have |= {f"{a}&{b}" for a, b in itertools.combinations(sorted(have), 2)}
+        return have
+
     def plan(self, case: ir.Case) -> Plan:
         if self.mode == "all":
             return Plan(self.paths, self.oracles, ())
-        have = features(case)
+        have = self._features(case)
         skipped = tuple(unit for unit in (*self.paths, *self.oracles)
                         if self.cost.get(unit, 0) >= COSTLY
                         and have <= self.covered.get(unit, set())
@@ -77,9 +86,12 @@ class Scheduler:
         return Plan(tuple(p for p in self.paths if p not in skipped),
                     tuple(o for o in self.oracles if o not in skipped), skipped)
 
-    def ran(self, case: ir.Case, plan: Plan):
-        """Count ``case``'s features as covered by the costly units it ran."""
-        have = features(case)
+    def ran(self, case: ir.Case, plan: Plan, worked=None):
+        """Count ``case``'s features as covered by the costly units it ran
+        that did something (``worked``: their names; None: all it ran). One
+        that did nothing here (an oracle that did not apply) has not covered
+        them: a case where it applies brings them to it still."""
+        have = self._features(case)
         for unit in (*plan.paths, *plan.oracles):
-            if self.cost.get(unit, 0) >= COSTLY:
+            if self.cost.get(unit, 0) >= COSTLY and (worked is None or unit in worked):
                 self.covered.setdefault(unit, set()).update(have)

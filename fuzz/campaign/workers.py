@@ -203,7 +203,8 @@ class Worker:
             raise
         finally:
             self.cases = seq
-            self.schedule.ran(case, plan)
+            self.schedule.ran(case, plan, worked={
+                *(p for p, n in stats.cases.items() if n), *(o for o, n in stats.compared.items() if n)})
             self.channel.send(
                 "done", seq=seq, s=round(time.perf_counter() - start, 4),
                 paths={p: n for p, n in stats.cases.items() if p != "case"},
