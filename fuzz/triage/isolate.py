@@ -12,11 +12,12 @@ looked into: if one of its bodies alone still shows a wrong value, the
 culprit is in there; else the control statement's own rule is.
 
 The root cause is then (`key`): whose rules were wrong (the path's, or the
-transformation's the oracle reruns under), the culprit's primitive, and how
-its value is wrong (the model's relation where the model judges the cut
-case: "update lost", "update applied twice", ...). Two bugs in one rule
-that are wrong the same way are one key: the relation is what tells them
-apart.
+transformation's the oracle reruns under, where the model, asked on every
+path of the cut, sees nothing wrong), the culprit's primitive, and how its
+value is wrong (a count's direction, "too high" or "too low", where the
+model judges the cut; else the oracle's own shape of failure). Two bugs in
+one rule that are wrong the same way are one key: how the value is wrong is
+what tells them apart.
 """
 from __future__ import annotations
 
