@@ -477,3 +477,20 @@ def test_an_unrolled_program_that_trips_a_known_bug_is_not_compared(monkeypatch)
     assert not oracles.check(case).failures
     monkeypatch.setattr(rewrites, "_known_failure", lambda case, path: False)
     assert [f.oracle for f in oracles.check(case).failures] == ["control-unrolled"]
+
+
+@premise(seen_on.applies("known", "emit-pipeline-closed-over-ref"),
+         "emit-pipeline-closed-over-ref does not fail here")
+def test_a_copy_of_closed_over_refs_in_a_pipeline_body_is_the_known_closed_over_ref_bug():
+    """The emit_pipeline primitive hands a closed-over ref to the body's
+    primitives as a value: a copy between two such refs is refused by
+    dma_start ('DMA source/destination arguments must be Refs'), the known
+    bug's face, not a new finding (two 90 s campaigns, seed 1, filed it)."""
+    from fuzz.ops.control import Pipeline
+    from fuzz.ops.dma import DmaStart, DmaWait
+    data = ir.Ref("float32", (2,))
+    case = ir.Case((ir.Ref("int32", (3, 2)), ir.Ref("dma", ()), data, data), (Pipeline(3, (0,), (
+        DmaStart(ir.View(2), ir.View(3), ir.View(1)),
+        DmaWait(ir.View(2), ir.View(3), ir.View(1)))),), ("pallas_call",))
+    failures = oracles.check(case).failures
+    assert failures and {f.known for f in failures} == {"emit-pipeline-closed-over-ref"}, failures
