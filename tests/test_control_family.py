@@ -494,3 +494,18 @@ def test_a_copy_of_closed_over_refs_in_a_pipeline_body_is_the_known_closed_over_
         DmaWait(ir.View(2), ir.View(3), ir.View(1)))),), ("pallas_call",))
     failures = oracles.check(case).failures
     assert failures and {f.known for f in failures} == {"emit-pipeline-closed-over-ref"}, failures
+
+
+@premise(seen_on.applies("known", "shard-map-dynamic-update-sharding"),
+         "shard-map-dynamic-update-sharding does not fail here")
+def test_a_store_into_a_ref_a_shard_map_only_read_is_the_known_sharding_bug():
+    """The map's discharge gives every ref it takes a sharded new value:
+    a later pltpu.store into one it only read fails on the sharding (a
+    60 s main job filed two such findings as new, for bool and int64)."""
+    from fuzz.ops.control import Wrap
+    from fuzz.ops.ref import MaskedStore
+    case = ir.Case((ir.Ref("int32", (2,)),), (
+        Wrap("shard_map", (Get(ir.View(0)),)), MaskedStore(ir.View(0), Iota("int32", (2,)))),
+        ("abstract",))
+    failures = oracles.check(case).failures
+    assert failures and {f.known for f in failures} == {"shard-map-dynamic-update-sharding"}, failures
