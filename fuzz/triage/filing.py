@@ -52,7 +52,7 @@ def record(failure, *, corpus_dir="corpus", reports_dir="reports", minimize=True
     key = root_cause(failure)
     if (owner := _count_instance(failure, sig, fid, key, reports_dir)) is not None:
         return owner, False
-    finding = _investigate(failure, sig, fid, minimize=minimize, verify=verify,
+    finding = _investigate(failure, sig, fid, key, minimize=minimize, verify=verify,
                            prelude=verify_prelude)
     finding.root_cause, fid = key, finding.id
     status = (finding.reproducer or {}).get("status")
@@ -182,13 +182,13 @@ def with_real_semaphores(case: ir.Case) -> ir.Case | None:
         return None
 
 
-def _with_real_types(case: ir.Case, failure):
+def _with_real_types(case: ir.Case, failure, key: str):
     """(``case`` with real semaphore types, its failure of ``failure``'s root
     cause) where the bug shows so too, on a path as public, else None: a
     maintainer pushes back on an int16 array standing in for a semaphore
     (JAX takes it in interpret mode only), and nearly every semaphore bug
-    shows with the real type."""
-    key = root_cause(failure)
+    shows with the real type. ``key`` is ``failure``'s root cause, as
+    `record` found it (isolating a wrong value's rule costs reruns)."""
     real = with_real_semaphores(case)
     if real is None:
         return None
@@ -215,7 +215,7 @@ def public_first(failure) -> tuple:
     return max(ranks), failure.path
 
 
-def _investigate(failure, sig, fid, *, minimize, verify, prelude) -> Finding:
+def _investigate(failure, sig, fid, key, *, minimize, verify, prelude) -> Finding:
     """Minimize, show it with real semaphore types where it shows so, find
     the paths affected and a verified reproducer."""
     case = failure.case
@@ -229,7 +229,7 @@ def _investigate(failure, sig, fid, *, minimize, verify, prelude) -> Finding:
                      "statements_before": len(case.body),
                      "statements_after": len(result.case.body)}
         case = result.case
-    if not crash and case is not None and (real := _with_real_types(case, failure)):
+    if not crash and case is not None and (real := _with_real_types(case, failure, key)):
         # (its signature and id are the real program's, so that its regression
         # replays it; the stand-in's form is then an instance, by root cause)
         case, failure = real
