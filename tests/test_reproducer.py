@@ -91,7 +91,7 @@ def test_a_reproducer_tries_the_path_the_bug_was_seen_on_and_skips_an_unknown_on
 def test_a_hangs_reproducer_stops_itself_and_says_where_it_was_stuck():
     """Run alone, a hang's reproducer does not hang forever: its watchdog
     prints every thread's stack and exits 1; the harness calls that a hang."""
-    text = (reproducer._WATCHDOG.format(limit=1) +
+    text = (reproducer.WATCHDOG.format(limit=1) + "\n" +
             "import time\n\ndef stuck_here():\n    time.sleep(60)\n\nstuck_here()\n")
     result = reproducer.check_script(text, timeout=30)
     assert result["status"] == "timeout" and result["exit_code"] == 1, result

@@ -29,9 +29,9 @@ _HEADER = '''\
 {internal}'''
 # A reproducer of a hang stops itself: it prints where every thread is stuck
 # and exits 1 (faulthandler); one of a crash prints where the process died.
-_WATCHDOG = ("import faulthandler\n"
-             "faulthandler.dump_traceback_later({limit:g}, exit=True)  # a hang: after {limit:g} s, "
-             "print where it is stuck and exit 1\n")
+# (One line: a hang's snippet opens with it too.)
+WATCHDOG = ("import faulthandler; faulthandler.dump_traceback_later({limit:g}, exit=True)"
+            "  # a hang: after {limit:g} s, print where it is stuck and exit 1")
 _CRASH = "import faulthandler\nfaulthandler.enable()  # a crash: print where the process died\n"
 _INTERNAL = ("# NOTE: the `abstract` path discharges without evaluating, which only JAX\n"
              "# internals (jax._src) can do: the failure lives there.\n")
@@ -48,7 +48,7 @@ def script(case: ir.Case, path: str, finding_id: str = "(unfiled)", *, values=No
     header = _HEADER.format(id=finding_id, path=path,
                             internal=_INTERNAL if paths.fact(path, "INTERNAL") else "")
     if watchdog_s:
-        header += _WATCHDOG.format(limit=watchdog_s)
+        header += WATCHDOG.format(limit=watchdog_s) + "\n"
     elif fatal:
         header += _CRASH
     if comparison is not None:

@@ -23,7 +23,7 @@ import ast
 import re
 
 from fuzz import compat, ir, paths
-from fuzz.triage import releases
+from fuzz.triage import releases, reproducer
 
 _COMMENT = re.compile(r"\s+#\s.*$")
 _DOCSTRING = re.compile(r'^\s*"""[^"]*"""\s*$')
@@ -42,8 +42,6 @@ _IMPORTS = {"import numpy as np": r"\bnp\.",
             "from jax.experimental.pallas import triton as plgpu": r"\bplgpu\.",
             "import json": r"\bjson\."}
 WIDTH = 100
-_WATCHDOG = ("import faulthandler; faulthandler.dump_traceback_later({limit:g}, exit=True)"
-             "  # a hang: print where it is stuck, exit 1")
 # The reproducer's mesh header: its device count, asked for where the process has fewer.
 _DEVICES = re.compile(r'if jax\.config\.jax_num_cpu_devices < \d+: (jax\.config\.update\("jax_num_cpu_devices", \d+\))$')
 
@@ -92,7 +90,7 @@ def snippet(case: ir.Case, path: str, *, jit: bool = False, said: str = "",
         kept = [f"with {compat.ENABLE_X64}(True): {line}" if line.startswith("print(") else line
                 for line in kept]
     if watchdog_s:
-        kept.insert(0, _WATCHDOG.format(limit=watchdog_s))
+        kept.insert(0, reproducer.WATCHDOG.format(limit=watchdog_s))
     if said:
         kept.append("# " + " ".join(said.split()))
     return "\n".join(kept) + "\n"
