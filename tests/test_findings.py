@@ -398,3 +398,31 @@ def test_a_rule_key_names_the_function_of_the_rule_it_blames():
     assert isolate.rule_code("tpu-interpreter", "swap") is None   # (no table: not named)
     record = {"root_cause": "rule:batching:pallas_call:results differ", "signature": ""}
     assert reports.blamed_code(record)[0] == "Blamed"
+
+
+def _raised_by(f):
+    try:
+        f()
+    except Exception as e:  # noqa: BLE001 - the error JAX raised is what is keyed
+        return e
+    raise AssertionError("it ran")
+
+
+def test_a_comparison_side_that_raised_is_keyed_by_the_exception_it_raised():
+    """jax.vmap (or jax.jit, or a partial discharge) raising where the other
+    side runs is a crash: keyed as valid-runs keys the same error, by the JAX
+    function that raised, so a second crash of that oracle elsewhere is a
+    second report, and one crash seen by two oracles one."""
+    import jax
+    from fuzz.oracles.errors import UnexpectedError
+    from fuzz.oracles.vmap_stack import VmapMismatch
+    one = _raised_by(lambda: jax.jit(lambda x: jax.lax.dynamic_slice(x, (0,), (4,)))(jnp.zeros(3)))
+    other = _raised_by(lambda: jax.jit(lambda x: jnp.reshape(x, (2,)))(jnp.zeros(3)))
+    vmapped = [VmapMismatch.fail(ONE, "?", "run_state", f"vmap raised {e}", shape="raised TypeError",
+                                 raised=e) for e in (one, other)]
+    assert vmapped[0].symptom_of() == "exception"
+    keys = [findings.root_cause(f) for f in vmapped]
+    assert keys[0] != keys[1] and all(k.startswith(type(one).__name__ + ":") for k in keys), keys
+    plain = UnexpectedError.fail(ONE, "?", "eager", str(one))
+    plain.error = one
+    assert findings.root_cause(plain) == keys[0]

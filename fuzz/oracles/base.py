@@ -66,7 +66,7 @@ class OracleFailure(AssertionError):
 
     def __init__(self, message: str, *, primitive: str, path: str, details: str = "",
                  statement: int | None = None, shape: str | None = None,
-                 seen_at: int | None = None, raised: str | None = None):
+                 seen_at: int | None = None, raised: BaseException | None = None):
         # ``message`` is one line and names the bug; ``details`` (the program,
         # expected vs actual) is for a reader and varies from case to case.
         super().__init__(f"[{self.oracle}] {path}: {message}" + (f"\n{details}" if details else ""))
@@ -78,7 +78,7 @@ class OracleFailure(AssertionError):
         # and how it relates to the right value (`relation`).
         self.shape = shape
         self.seen_at = seen_at       # where a wrong value is seen, if later than ``statement``
-        self.raised = raised         # a comparison's side that raised (the other ran)
+        self.raised = raised         # what a comparison's side raised (the other ran)
         self.case: ir.Case | None = None
         self.error: BaseException | None = None  # the JAX exception, if one was raised
         self.known: str | None = None   # the known finding it is an instance of (`check`)

@@ -84,4 +84,4 @@ class JitMismatch(OracleFailure):
                                      "eager", "jax.jit"),
                         shape=(f"raised {type(jitted.error).__name__}" if jitted.error is not None
                                else "results differ") + note,
-                        raised=type(jitted.error).__name__ if jitted.error is not None else None)
+                        raised=jitted.error)

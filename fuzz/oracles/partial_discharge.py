@@ -13,25 +13,40 @@ from fuzz.oracles.base import (Comparison, OracleFailure, literal, nan_same,
 # Run after the program of a path that traces the kernel (``trace()``) and
 # discharges it (``discharge(closed, should_discharge)``): the abstract path.
 _SIDES = '''
-KEPT = {k}  # {name}, left a ref (after dyn and out): run as a jax.new_ref
-MASK = {mask!r}  # which of dyn, out, r... to discharge
+MASK = {mask!r}  # which of dyn, out, r... to discharge: all but {name}
 INITS = [DYN, np.zeros(OUT, np.int32), {inits}]
 
 
-def evaluated(jaxpr, *args):  # (core: the abstract path's program imports it)
-    return list(core.eval_jaxpr(jaxpr.jaxpr, jaxpr.consts, *args))
+def traced():
+    {traced}
+
+
+def discharged(mask):
+    """Each ref's final contents: those ``mask`` picks discharged, the rest new refs."""
+    # (under jit: Pallas' masked loads and stores have no eager rule on a Ref)
+    args = [x if m else jax.new_ref(x) for x, m in zip(INITS, mask)]
+    got = iter(jax.jit(core.jaxpr_as_fun(discharge(traced(), should_discharge=mask)))(*args))
+    return [np.asarray(next(got) if m else a[...]).tolist() for a, m in zip(args, mask)]
 
 
 def expected():
-    return [np.asarray(x).tolist() for x in evaluated(discharge(trace()), *INITS)]
+    return discharged([True] * len(INITS))
 
 
 def actual():
-    ref, partial = jax.new_ref(INITS[KEPT]), discharge(trace(), should_discharge=MASK)
-    # (under jit: Pallas' masked loads and stores have no eager rule on a Ref)
-    got = jax.jit(lambda *a: evaluated(partial, *a))(*INITS[:KEPT], ref, *INITS[KEPT + 1:])
-    return [np.asarray(x).tolist() for x in [*got[:KEPT], ref[...], *got[KEPT:]]]
+    return discharged(MASK)
 '''
+# The kernel traced over jax.new_ref values (public API, and the jaxpr the
+# path's AbstractRefs give), where the path binds no mesh axis, physicalizes
+# no semaphore and types no memory space; the path's own trace() elsewhere.
+_NEW_REFS = "return jax.make_jaxpr(kernel)(*map(jax.new_ref, INITS))"
+
+
+def _over_new_refs(case: ir.Case) -> bool:
+    refs = [case.refs[i] for i in paths.kernel_refs(case)]
+    return (not case.devices and paths.kernel_refs(case) == paths.unscoped(case)
+            and not any(r.is_semaphore or r.memory_space for r in refs)
+            and not any(s.allocates_semaphores for s in ir.flat(case.statements)))
 
 
 def kept(case: ir.Case) -> int | None:
@@ -79,8 +94,9 @@ class PartialDischargeMismatch(OracleFailure):
             return None
         refs = paths.unscoped(case)
         source = _SIDES.format(
-            k=2 + refs.index(keep), name=f"r{keep}", mask=[True, True, *[i != keep for i in refs]],
-            inits=", ".join(literal(model.initial(case, i)) for i in refs))
+            name=f"r{keep}", mask=[True, True, *[i != keep for i in refs]],
+            inits=", ".join(literal(model.initial(case, i)) for i in refs),
+            traced=_NEW_REFS if _over_new_refs(case) else "return trace()")
         return Comparison(source, "discharging every ref",
                           f"discharging every ref but r{keep} (should_discharge)")
 
@@ -93,7 +109,7 @@ class PartialDischargeMismatch(OracleFailure):
         except Exception as e:  # noqa: BLE001 - a partial discharge that raises is a finding
             return [cls.fail(report.case, "?", run.path,
                              f"partial discharge raised {paths.first_line(e)}", "",
-                             shape=f"raised {type(e).__name__}")]
+                             shape=f"raised {type(e).__name__}", raised=e)]
 
     @classmethod
     def partial_discharge(cls, case: ir.Case, run: paths.Outcome) -> list[OracleFailure]:
@@ -103,9 +119,9 @@ class PartialDischargeMismatch(OracleFailure):
         refs = paths.unscoped(case)
         program = cls.comparison(case, run.path).run(paths.load(case, run.path))
         closed = run.jaxpr
-        program["trace"] = lambda: closed   # (the path traced it already)
+        program["traced"] = lambda: closed   # (the path traced it already)
         partial = program["discharge"](closed, should_discharge=program["MASK"])
-        k = program["KEPT"]
+        k = 2 + refs.index(keep)   # (after dyn and out)
         name = f"r{keep}"
         if not isinstance(partial.in_avals[k], type(closed.in_avals[k])):
             return [cls.fail(case, "?", run.path,

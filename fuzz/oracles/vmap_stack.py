@@ -185,7 +185,7 @@ class VmapMismatch(OracleFailure):
             return [cls.fail(case, "?", path, f"vmap raised {paths.first_line(e)}",
                              side_by_side(case, [("results", expected, "raised")],
                                           "one by one", "vmap") + f"\n{how}",
-                             shape=f"raised {type(e).__name__}", raised=type(e).__name__)]
+                             shape=f"raised {type(e).__name__}", raised=e)]
         if nan_same(batched) == nan_same(expected):
             return []
         return [cls.fail(case, "?", path, "vmap result differs from the calls one by one",

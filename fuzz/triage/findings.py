@@ -144,9 +144,10 @@ def root_cause(failure) -> str:
 
     - a known finding's: its id, or the id of the entry it shares its root
       cause with (`KnownFinding.same_as`: a maintainer's review);
-    - an exception's: its type, its normalized message and the innermost
-      frame of the discharge code it came through (else its innermost JAX
-      frame): the JAX function that raised, however the program reached it;
+    - an exception's (a comparison side's too): its type, its normalized
+      message and the innermost frame of the discharge code it came
+      through (else its innermost JAX frame): the JAX function that
+      raised, however the program reached it;
     - a hang's or a crash's: its symptom and where it was stuck;
     - a wrong value's: the rule that computed it, isolated by cutting the
       case short (`fuzz.triage.isolate`), and how the value is wrong;
@@ -158,7 +159,8 @@ def root_cause(failure) -> str:
     if isinstance(failure, Crash):
         stuck = re.search(r", in (\S+)$", failure.message)
         return f"{failure.symptom}:{stuck[1] if stuck else normalize(failure.detail)}"
-    error = failure.error if failure.error_is_the_symptom else None
+    # (a comparison's side that raised is blamed as the exception it is)
+    error = failure.error if failure.error_is_the_symptom else getattr(failure, "raised", None)
     if error is not None:
         blamed = raised_in(jax_frames(error, n=10**6)) or "-"
         return f"{type(error).__name__}:{normalize(paths.first_line(error))}:{blamed}"

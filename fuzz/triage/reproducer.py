@@ -133,6 +133,8 @@ def check_script(text: str, *, prelude: str | None = None, timeout: float = TIME
         shown = (proc.stdout + proc.stderr)[-3000:]
     else:
         status = "reproduces" if proc.returncode == 1 else "does not reproduce"
+    # (where a function was defined, in words JAX prints, is the same from run to run)
+    shown = shown.replace(path, os.path.basename(path))
     return {"status": status, "exit_code": proc.returncode, "output": shown,
             "error": verdict.get("error") if verdict else None, "seconds": seconds}
 

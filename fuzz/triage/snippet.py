@@ -118,10 +118,9 @@ def _pruned(text: str) -> str:
         for node in tree.body:
             first = min([node.lineno, *(d.lineno for d in getattr(node, "decorator_list", ()))])
             rest = "".join(lines[:first - 1] + lines[node.end_lineno:])
-            # (a comment naming it, "run() under enable_x64", is no use of it)
-            code = "\n".join(_COMMENT.sub("", line) for line in rest.splitlines()
-                              if not line.lstrip().startswith("#"))
-            if (name := _defined(node)) and not re.search(rf"\b{name}\b", code):
+            # (a comment or docstring naming it, "run() under enable_x64", is no use of it)
+            used = {n.id for n in ast.walk(ast.parse(rest)) if isinstance(n, ast.Name)}
+            if (name := _defined(node)) and name not in used:
                 text = rest
                 break
         else:
@@ -133,7 +132,10 @@ def _pruned(text: str) -> str:
 
 
 def _defined(node: ast.stmt) -> str | None:
-    """The name a top-level function or one-name assignment defines."""
+    """The name a top-level function, one-name assignment or one-name
+    ``from`` import defines."""
+    if isinstance(node, ast.ImportFrom) and len(node.names) == 1:
+        return node.names[0].asname or node.names[0].name
     if isinstance(node, ast.FunctionDef):
         return node.name
     if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
