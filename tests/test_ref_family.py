@@ -464,3 +464,14 @@ def test_mesh_kernel_runs_the_kernel_through_the_mpmd_map_rule(plant):
     assert all(f.known == "mesh-kernel-writes-lost" for f in report.failures), report.failures
     assert report.compared["model-vs-path"] == 1
     assert calls, "the mpmd_map rule did not run"
+
+
+def test_addupdate_is_drawn_mostly_through_one_last_indexer_and_sometimes_any_view():
+    """The one view addupdate's discharge takes is drawn most; the valid
+    views it refuses (two indexers: addupdate-through-two-indexers) too,
+    or the fuzzer never meets that bug."""
+    from hypothesis import find
+    refs = (ir.Ref("float32", (4, 3)),)
+    ats = lambda s: sum(isinstance(t, ir.At) for t in s.view.transforms)
+    found = find(AddUpdate.draws(refs), lambda s: ats(s) >= 2, settings=settings(max_examples=2000))
+    assert ats(found) >= 2 and not found.mistakes(ir.Case(refs, (found,)))

@@ -54,12 +54,13 @@ class AddUpdate(RefOp):
     @classmethod
     def draws(cls, refs, *, body=(), among=None, dynamic=True, max_chain=3, transforms=None):
         # JAX discharges addupdate through at most one indexer, the last
-        # transform ("Multiple indexers are not supported for `addupdate`").
-        # Nor through a bitcast (a mistake: `addupdate_bitcast`).
+        # transform: mostly drawn so ("Multiple indexers are not supported
+        # for `addupdate`" refuses the rest, valid views). Not through a
+        # bitcast (a mistake: `addupdate_bitcast`).
         kinds = tuple(k for k in (TRANSFORM_KINDS if transforms is None else transforms)
                       if k != "bitcast")
         if (drawn := views_and_values(refs, body, among=among, dynamic=dynamic, max_chain=max_chain,
-                                      transforms=kinds, last_at_only=True)) is None:
+                                      transforms=kinds, prefer_last_at=True)) is None:
             return None
         views, earlier = drawn
         return views.flatmap(lambda view: st.builds(cls, st.just(view),
