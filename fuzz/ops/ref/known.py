@@ -817,4 +817,27 @@ KNOWN_FINDINGS: tuple[KnownFinding, ...] = (
             Get(ir.View(0)), AddUpdate(ir.View(1), Iota("uint32", (2,), 1))), paths=("run_state",)),
         paths=("run_state",),
         severity=CRASH),
+    KnownFinding(
+        "run-state-jvp-of-load-without-tangent",
+        "forward-mode AD (jax.jvp) of a pl.run_state program fails on a "
+        "pltpu.load (the masked_load primitive, masked or not) of a ref that has "
+        "no tangent (an integer ref, or a float16 one the jvp does not "
+        "differentiate): Pallas' _load_jvp binds load_p on the ref's tangent, "
+        "which is None ('ValueError: Too few leaves for PyTreeDef; expected 1, "
+        "got 0', in _load_abstract_eval); x[...] of the "
+        "same ref is differentiated. jax.jvp of a pallas_call(interpret=True) "
+        "taken with respect to one input, whose kernel pltpu.loads another, "
+        "fails so too, and then on the pallas_call's own JVP rule, which "
+        "duplicates every input's block mapping ('safe_zip() argument 1 has "
+        "length'; jax-ml/jax PR 37267, open)",
+        symptoms=(("grad-matches", r"^fwd derivatives of .*: ValueError: Too few leaves for "
+                                   r"PyTreeDef; expected \d+, got 0"),),
+        # (grad-matches differentiates the float32 and float64 refs: a
+        # float16 one has no tangent either)
+        trigger=lambda case, k: isinstance(case.statements[k], MaskedLoad) and case.refs[
+            case.statements[k].view.ref].kind not in ("float32", "float64"),
+        example=ir.Case((ir.Ref("float32", ()), ir.Ref("int32", (2,))), (
+            Get(ir.View(0)), MaskedLoad(ir.View(1))), paths=("run_state",)),
+        paths=("run_state",),
+        severity=CRASH),
 )
