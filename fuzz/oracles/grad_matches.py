@@ -1,6 +1,7 @@
 """``grad-matches``: on a path's program (``GRAD``: the ``eager`` path's
-``jax.new_ref`` program and ``pl.run_state``'s) under ``jax.jit``, as a
-function of its float refs' initial contents (to their final contents),
+``jax.new_ref`` program, run eagerly as that path runs it, and
+``pl.run_state``'s, under ``jax.jit``), as a function of its float refs'
+initial contents (to their final contents),
 forward- and reverse-mode derivatives (the JVP and transpose rules of get,
 swap and addupdate, and of the control flow around them, then discharge)
 against finite differences and each other, with
@@ -28,6 +29,16 @@ GRAD_DTYPES = ("float32", "float64")
 # contents (stores, adds, selects; control flow hangs on dyn only), so a
 # large step has no truncation error and the least rounding.
 GRAD_STEP = 1.0
+# How a failure of the program run eagerly (`_ways`) begins its message and shape.
+_EAGERLY = "eagerly, "
+
+
+def _ways(path: str) -> tuple[bool, ...]:
+    """How the oracle runs ``path``'s program (eagerly or not): under
+    ``jax.jit``; and on a path that runs it eagerly, eagerly too, as that
+    path does (each primitive's JVP rule on concrete refs, which jit never
+    runs), once it passed under jit."""
+    return (False, True) if paths.fact(path, "CONTEXT") == "eager" else (False,)
 
 
 def _differentiated(case: ir.Case) -> list[int]:
@@ -97,7 +108,8 @@ class GradMismatch(OracleFailure):
         ones (jax.jvp along ones); where AD raises, the raising side shows it."""
         if not paths.fact(path, "GRAD") or refused(case, "grad", path) or not _differentiated(case):
             return None
-        mode = (self.shape or "").split()[0]
+        eagerly = (self.shape or "").startswith(_EAGERLY)
+        mode = (self.shape or "").removeprefix(_EAGERLY).split()[0]
         if "value differs" in (self.shape or ""):
             transform = re.search(r"under (jax\.\w+)", self.message)[1]
             by, want, got = _SIDES["value"]
@@ -113,7 +125,8 @@ class GradMismatch(OracleFailure):
         at = [n - len(refs) + refs.index(i) for i in wrt]   # the float refs' initial contents
         program, leaves = paths.function_source(case, path, at, [names.index(f"r{i}") for i in wrt],
                                           name="of_floats")
-        source = (f"@jax.jit\n{program}X = ({paths.tuple_source(leaves[k] for k in at)})"
+        jit = "" if eagerly else "@jax.jit\n"
+        source = (f"{jit}{program}X = ({paths.tuple_source(leaves[k] for k in at)})"
                   "  # the float refs' initial contents\n"
                   f"\n\ndef expected():\n    return {want}\n\n\ndef actual():\n    return {got}\n")
         return Comparison(source, by, actual_by,
@@ -122,9 +135,18 @@ class GradMismatch(OracleFailure):
     @classmethod
     def grad_matches(cls, case: ir.Case, outcome: paths.Outcome) -> list[OracleFailure]:
         """``outcome`` is an error-free run of ``case`` on a ``GRAD`` path,
-        whose program's argument leaves end with the unscoped refs' contents."""
+        whose program's argument leaves end with the unscoped refs' contents:
+        its failures under jit, else (`_ways`) eagerly."""
+        for eagerly in _ways(outcome.path):
+            if found := cls._one_way(case, outcome, eagerly):
+                return found
+        return []
+
+    @classmethod
+    def _one_way(cls, case, outcome, eagerly: bool) -> list[OracleFailure]:
+        """The failures of the program differentiated eagerly or under jit."""
         call, args = paths.load(case, outcome.path)["function"]()
-        call = jax.jit(call)
+        call = call if eagerly else jax.jit(call)
         leaves, tree = jax.tree_util.tree_flatten(args)
         refs, wrt = paths.unscoped(case), _differentiated(case)
         at = [len(leaves) - len(refs) + refs.index(i) for i in wrt]
@@ -144,6 +166,7 @@ class GradMismatch(OracleFailure):
         xs = tuple(leaves[k] for k in at)
         what = f"r{', r'.join(map(str, wrt))} ({', '.join(names[k] for k in out_at)} out)"
         for mode in modes:
+            label = (_EAGERLY if eagerly else "") + mode   # (how its failures begin)
             try:
                 # The value each transformation computes along the way first: a
                 # wrong one is a wrong value, not a wrong derivative. Reverse
@@ -158,28 +181,30 @@ class GradMismatch(OracleFailure):
                 for transform, value in along.items():
                     if not same(plain, value):
                         return [cls.fail(case, "?", outcome.path,
-                                         f"{mode}: the value of {what} under {transform} "
+                                         f"{label}: the value of {what} under {transform} "
                                          "differs from the plain call's",
                                          side_by_side(case, [("values", show(plain), show(value))],
                                                       "plain", transform),
-                                         shape=f"{mode} value differs")]
+                                         shape=label + " value differs")]
                 if mode == "rev" and not _close(linearized := linear(*xs), tangents):
                     return [cls.fail(case, "?", outcome.path,
-                                     f"{mode}: the tangents of {what} under jax.linearize "
+                                     f"{label}: the tangents of {what} under jax.linearize "
                                      "differ from jax.jvp's",
                                      side_by_side(case, [("tangents", show(tangents),
                                                           show(linearized))],
                                                   "jax.jvp", "jax.linearize"),
-                                     shape=f"{mode} tangents differ")]
+                                     shape=label + " tangents differ")]
                 # What JAX documents as unsupported may raise, but still may not
                 # change the primal value (checked above).
                 if mode == "fwd" or not refused(case, "reverse-mode", outcome.path):
                     check_grads(of_floats, xs, order=1, modes=(mode,), eps=GRAD_STEP)
             except Exception as e:  # noqa: BLE001 - a mismatch, or AD that raises: both findings
-                shape = (f"{mode} derivatives differ" if isinstance(e, AssertionError)
-                         else f"{mode} raised {type(e).__name__}")
+                shape = label + (
+                    " derivatives differ" if isinstance(e, AssertionError)
+                    else f" raised {type(e).__name__}")
                 return [cls.fail(case, "?", outcome.path,
-                                 f"{mode} derivatives of {what}: {paths.first_line(e)}",
+                                 f"{label} derivatives of {what}: "
+                                 f"{paths.first_line(e)}",
                                  f"program:\n{emit.kernel_source(case)}", shape=shape,
                                  raised=None if isinstance(e, AssertionError) else e)]
         return []

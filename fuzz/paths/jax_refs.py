@@ -17,8 +17,8 @@ NEEDS = ("jax.new_ref", "jax.freeze", "jax.empty_ref")   # fuzz.compat features
 _HARNESS = '''\
 def program(dyn, {params}):
     refs = [jax.new_ref(x) for x in ({params},)]
-{out}    {kernel}(jax.new_ref(dyn), out, *refs)
-    return (jax.freeze(out), *[jax.freeze(r) for r in refs])
+{out}    {kernel}({dyn_ref}, {out_ref}, *refs)
+    return ({out_result}, *[jax.freeze(r) for r in refs])
 
 
 def function():
@@ -26,29 +26,33 @@ def function():
     return {program}, (DYN, {inputs})
 '''
 
-# Under jit ``out`` is a jax.empty_ref, written before use; eagerly that
-# primitive has no evaluation rule, so it is a new_ref of zeros there.
+# Under jit ``out`` is a jax.empty_ref, written before use (eagerly that
+# primitive has no evaluation rule).
 _OUT_UNDER_JIT = """\
     out = jax.empty_ref(jax.ShapeDtypeStruct(OUT, jnp.int32))   # no contents until...
     out[...] = jnp.zeros(OUT, jnp.int32)                         # ...written here
 """
-_OUT_EAGER = "    out = jax.new_ref(jnp.zeros(OUT, jnp.int32))\n"
+# Eagerly, a ref only where the kernel uses it: ``dyn`` where it has dynamic
+# operands (it reads them), ``out`` never (only a semaphore read writes it,
+# and semaphores exist only in kernels). Each jax.new_ref runs as it is
+# made, and one made unread must not change what the program does
+# (eager-jvp-of-integer-new-ref: of an int32 array, it did).
+_UNUSED = "None"
 
 
 def eager_body(case: ir.Case, values: dict[str, str], results: list[str]) -> str:
     """The eager program's body (`harness` with ``jit=False``) written out
     around the kernel: a ``jax.new_ref`` of each operand it uses (of
     ``values``: each parameter's source by name, ``dyn`` and ``x0``, ...),
-    ``out`` where it is among ``results``, then ``jax.freeze`` of those.
+    then ``jax.freeze`` of ``results`` (``out``, never written: zeros).
     The ``eager`` path's `paths.function_source`."""
     made = {**({"dyn": "dyn"} if case.dynamic_values else {}),
             **{f"r{i}": f"x{i}" for i in paths.unscoped(case)}}
-    out = "out" if "out" in results else "jax.new_ref(jnp.zeros(OUT, jnp.int32))"
+    frozen = {"out": "jnp.zeros(OUT, jnp.int32)"}   # (never written: `_UNUSED`)
     return (f"    {', '.join(made)} = {', '.join(f'jax.new_ref({values[x]})' for x in made.values())}\n"
-            + (_OUT_EAGER if out == "out" else "")
-            + f"    kernel({'dyn' if case.dynamic_values else 'jax.new_ref(DYN)'}, {out}, "
+            + f"    kernel({'dyn' if case.dynamic_values else _UNUSED}, {_UNUSED}, "
             f"{', '.join(f'r{i}' for i in paths.unscoped(case))})\n"
-            f"    return {paths.tuple_source(f'jax.freeze({n})' for n in results)}\n")
+            f"    return {paths.tuple_source(frozen.get(n, f'jax.freeze({n})') for n in results)}\n")
 
 
 def not_applicable(case: ir.Case) -> str | None:
@@ -71,9 +75,13 @@ def harness(case: ir.Case, *, jit: bool = True,
     """The program under jit, the kernel called through ``call``; with
     ``jit=False`` the same program run eagerly (the ``eager`` path)."""
     if jit:
-        return _HARNESS.format(**arguments(case), out=_OUT_UNDER_JIT,
+        return _HARNESS.format(**arguments(case), out=_OUT_UNDER_JIT, dyn_ref="jax.new_ref(dyn)",
+                               out_ref="out", out_result="jax.freeze(out)",
                                kernel=call, program="jax.jit(program)")
-    return _HARNESS.format(**arguments(case), out=_OUT_EAGER, kernel="kernel", program="program")
+    return _HARNESS.format(**arguments(case), out="",
+                           dyn_ref="jax.new_ref(dyn)" if case.dynamic_values else _UNUSED,
+                           out_ref=_UNUSED, out_result="jnp.zeros(OUT, jnp.int32)",
+                           kernel="kernel", program="program")
 
 
 def results(case: ir.Case) -> list[tuple[str, paths.Aval]]:

@@ -779,6 +779,27 @@ KNOWN_FINDINGS: tuple[KnownFinding, ...] = (
         paths=("run_state",),
         severity=REFUSED),
     KnownFinding(
+        "eager-jvp-of-integer-new-ref",
+        "jax.jvp (or any forward-mode AD) of a function that, run eagerly, "
+        "makes a jax.new_ref of an integer or bool array raises "
+        "\"AttributeError: 'TypedNdArray' object has no attribute 'committed'\", "
+        "even when the ref is never used: new_ref's JVP rule (_ref_jvp, "
+        "state/primitives.py) makes the ref's float0 tangent a new_ref too, "
+        "whose eager impl (_ref_impl, core.py) takes the float0 numpy array "
+        "for a jax.Array. Under jax.jit it runs; so does a float ref. "
+        "Regressed in 0.11.2 (0.8.0 to 0.11.1 differentiate it)",
+        symptoms=(("grad-matches", r"^eagerly, (fwd|rev) derivatives of .*: AttributeError: "
+                                   r"'TypedNdArray' object has no attribute 'committed'"),),
+        # The program's: an integer or bool ref, or dynamic operands (dyn,
+        # an int32 jax.new_ref).
+        trigger=lambda case, k: bool(case.dynamic_values) or any(
+            not r.kind.startswith(("float", "bfloat")) for r in case.refs),
+        case_level=True,
+        example=ir.Case((ir.Ref("float32", ()), ir.Ref("int32", ())), (
+            Get(ir.View(0)), Get(ir.View(1))), paths=("eager",)),
+        paths=("eager",),
+        severity=CRASH),
+    KnownFinding(
         "run-state-jvp-of-store-through-bitcast",
         "forward-mode AD (jax.jvp) of a pl.run_state program that stores an "
         "integer value through a bitcast view of a float ref "
