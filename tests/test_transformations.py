@@ -6,6 +6,7 @@ import subprocess
 import sys
 
 import jax.numpy as jnp
+import pytest
 
 from fuzz import ir, oracles, paths
 from fuzz.suppressions import known_findings, seen_on
@@ -105,6 +106,63 @@ def test_a_forward_mode_bug_beside_the_checkpoint_finding_is_reported(plant):
     failures = oracles.check(example).failures
     assert [(f.oracle, f.known) for f in failures] == [("grad-matches", None)]
     assert failures[0].message.startswith("fwd derivatives")
+
+
+def _plant_get_jvp_doubling_its_tangent_eagerly(plant):
+    """get's JVP doubling the tangent only on a concrete ref (eagerly): under
+    jax.jit its primal is a tracer, and the rule is right."""
+    import jax
+    from jax._src.interpreters import ad
+    from jax._src.state import primitives as state_primitives
+    get_p = state_primitives.get_p
+    real = ad.primitive_jvps[get_p]
+
+    def doubled(primals, tangents, **params):
+        out, tangent = real(primals, tangents, **params)
+        return out, tangent if isinstance(primals[0], jax.core.Tracer) else 2 * tangent
+    plant(ad.primitive_jvps, get_p, doubled)
+
+
+@needs_eager_at
+def test_grad_matches_catches_a_jvp_rule_wrong_only_eagerly(plant):
+    """The eager path's program is differentiated eagerly too, once it passes
+    under jit: a rule wrong on concrete refs only is caught there."""
+    _plant_get_jvp_doubling_its_tangent_eagerly(plant)
+    f = hunt(grad_matches.GradMismatch, ("grad-matches",), programs(
+        max_semaphores=0, data_dtypes=("float32",), max_statements=3, paths=("eager",),
+        x64=False, scoped=False, ops=(Get, Swap, AddUpdate), transforms=("at",)),
+        statements=2)
+    assert f.path == "eager" and f.message.startswith("eagerly, fwd derivatives of r0"), f
+    assert f.known is None
+    # (its reproducer differentiates eagerly: no jax.jit around the program)
+    assert "@jax.jit" not in f.comparison(f.case, "eager").source
+
+
+@needs_eager_at
+def test_a_jvp_bug_beside_an_eager_integer_ref_is_reported(plant):
+    """eager-jvp-of-integer-new-ref matches the eager way only: beside its
+    trigger (an int32 ref), a planted JVP bug shows under jit, and is new."""
+    f32, i32 = ir.Ref("float32", (2,)), ir.Ref("int32", ())
+    case = ir.Case((f32, i32), (Get(ir.View(0, (ir.At((ir.Int(0),)),))), Get(ir.View(1))),
+                   ("eager",))
+    known = [f.known for f in oracles.check(case, oracles=("grad-matches",)).failures]
+    live = known_findings.BY_ID["eager-jvp-of-integer-new-ref"] in known_findings.KNOWN
+    assert known == (["eager-jvp-of-integer-new-ref"] if live else [])
+    _plant_get_jvp_doubling_its_tangent(plant)
+    (caught,) = oracles.check(case, oracles=("grad-matches",)).failures
+    assert caught.known is None and caught.message.startswith("fwd derivatives of r0")
+
+
+def test_a_masked_load_of_a_ref_without_tangent_is_the_load_jvp_finding():
+    """With a mask the load's tangent tree is still one leaf (the ref's) short."""
+    from fuzz.ops.ref import MaskedLoad
+    from fuzz.ops.ref.common import Mask
+    k = known_findings.BY_ID["run-state-jvp-of-load-without-tangent"]
+    if k not in known_findings.KNOWN:
+        pytest.skip("not live on this JAX")
+    case = ir.Case((ir.Ref("float32", ()), ir.Ref("int16", (2,))),
+                   (Get(ir.View(0)), MaskedLoad(ir.View(1), Mask((2,), 2))), ("run_state",))
+    assert k.id in [f.known for f in oracles.check(case, oracles=("grad-matches",)).failures]
 
 
 def test_grad_matches_holds_on_values_far_from_zero():
