@@ -252,7 +252,8 @@ def test_model_catches_cond_discharge_taking_the_other_branch(plant):
     cond_p = _cond_p()
     plant(compat.discharge_rules(), cond_p, _other_branch(compat.discharge_rules()[cond_p]))
     f = hunt(model_vs_path.ModelMismatch, ("model-vs-path",), _control(Cond, "run_state"), statements=2)
-    assert _has(f.case, Cond, lambda s: len(s.branches) == 2), f.case
+    # (a lax.switch of three branches shows the plant as well as a cond)
+    assert _has(f.case, Cond, lambda s: len(s.branches) >= 2), f.case
     assert len(f.case.statements) <= 3, f.case
 
 

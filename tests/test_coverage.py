@@ -37,7 +37,10 @@ def test_an_oracle_reaches_the_rules_of_its_transformation(oracle, kinds):
     jax.clear_caches()   # a cached trace calls no rule
     with probes.probing() as probe:
         report = oracles.check(CASE, oracles=(oracle,))
-    assert report.compared.get(oracle) and not report.failures, report.failures
+    # (a known finding may stop it after the rules ran: eagerly, the dyn ref
+    # of dynamic indices is eager-jvp-of-integer-new-ref's trigger)
+    new = [f for f in report.failures if f.known is None]
+    assert report.compared.get(oracle) and not new, report.failures
     reached = {name for name in probe.rule_calls if ":" in name}
     assert reached == {f"{p}:{kind}" for p in PRIMITIVES for kind in kinds}
 

@@ -436,11 +436,10 @@ KNOWN_FINDINGS: tuple[KnownFinding, ...] = (
         severity=CRASH),
     KnownFinding(
         "emit-pipeline-scalar-block",
-        "pltpu.emit_pipeline over a 1-D ref, a 0-D block a step "
-        "(BlockSpec((None,), lambda i: (i,))), which no TPU block layout takes "
-        "(its last dimension squeezed), fails with a bare AssertionError instead "
-        "of an error that says so "
-        "('assert len(window_slice) == 1' in pipeline._window_ref_at), as the "
+        "pltpu.emit_pipeline with BlockSpec((None,)) on a 1-D ref fails with a "
+        "bare AssertionError in pipeline._window_ref_at "
+        "('assert len(window_slice) == 1'), not an error that says no TPU block "
+        "layout takes its 0-D block (the last dimension squeezed), as the "
         "emit_pipeline primitive and inlined alike; as the primitive, a "
         "semaphore op or debug callback on the 0-D block fails in the "
         "pipeline_body rule instead ('ShapedArray' object has no attribute "
@@ -560,7 +559,9 @@ KNOWN_FINDINGS: tuple[KnownFinding, ...] = (
         "('ShapedArray' object has no attribute 'inner_aval', '`swap` must be "
         "called on `Ref` types: int16[]', 'Cannot signal on a non-semaphore "
         "Ref: int16[]'; of a copy, 'DMA source/destination arguments must be "
-        "Refs', or, in a loop, \"'Fake' object has no attribute 'arg_names'\"); "
+        "Refs', or, in a loop, \"'Fake' object has no attribute 'arg_names'\"; "
+        "a pltpu.store of a value of another dtype, 'Invalid dtype for `swap`. "
+        "Ref dtype: int16. Value dtype: bool'); "
         "interpret=True (HLO interpreter) runs the same kernel, and the TPU "
         "interpreter runs it without the custom_vjp",
         symptoms=(("valid-runs", r"AttributeError: 'ShapedArray' object has no attribute "
@@ -568,7 +569,8 @@ KNOWN_FINDINGS: tuple[KnownFinding, ...] = (
                                  r"on `Ref` types: int16|ValueError: Cannot (signal|wait) on a "
                                  r"non-semaphore Ref|ValueError: DMA source/destination arguments "
                                  r"must be Refs|AttributeError: 'Fake' object has no attribute "
-                                 r"'arg_names'"),),
+                                 r"'arg_names'|ValueError: Invalid dtype for `swap`\. Ref dtype: "
+                                 r"int16\. Value dtype: (?!int16\b)"),),
         trigger=_wrapping_a_ref("custom_vjp"),
         example=_wrapped_store_example("custom_vjp"),
         paths=("tpu_interpret", "tpu_interpret_eager"),
@@ -583,7 +585,11 @@ KNOWN_FINDINGS: tuple[KnownFinding, ...] = (
         "passes the ref's cotangent through unchanged (x[0] = 3.0 inside "
         "checkpoint gives d x[0] = 1, not 0; x[...] *= 3 gives 1, not 3), "
         "while forward mode and the same function without checkpoint are "
-        "right; jax.linearize's tangents are already wrong. A silent wrong gradient",
+        "right; jax.linearize's tangents are already wrong (jax.grad of "
+        "x -> freeze(r) with r[...] = 3.0 inside checkpoint is 1.0, not 0.0): "
+        "the linearized jaxpr has no checkpoint equation at all, as remat's "
+        "partial evaluation, remat_partial_eval (ad_checkpoint.py), drops a call "
+        "with no outputs whose only effect is the ref write. A silent wrong gradient",
         symptoms=(("grad-matches", r"^rev derivatives of .*: AssertionError: Not equal to "
                                    r"tolerance"),
                   # ...jax.linearize's linear function already (what vjp transposes):
@@ -597,13 +603,16 @@ KNOWN_FINDINGS: tuple[KnownFinding, ...] = (
         severity=WRONG_VALUE),
     KnownFinding(
         "custom-vmap-vjp-drops-ref-writes",
-        "under jax.vjp or jax.linearize of a jitted function, a store to a "
-        "closed-over jax.Ref inside a custom_vmap function is lost from the "
-        "primal result itself; the plain call and forward mode are right "
+        "jax.vjp or jax.linearize of a function whose custom_vmap call, with no "
+        "outputs, stores to a closed-over jax.Ref returns a primal without the "
+        "store, instead of raising; the plain call and forward mode are right "
         "(r[...] = 0.0 there: f(x) is 0.0, jax.vjp(f, x)[0] is x). custom_vmap "
         "documents no reverse-mode support, so jax.vjp may raise; it may not "
         "return a primal other than f(x). 0.10 refuses the program (effects "
-        "error). A silent wrong value",
+        "error). custom_vmap has no partial-eval rule, so its JVP call, "
+        "custom_vmap_jvp (custom_batching.py), goes whole to the tangent side; "
+        "with no outputs, the 'Linearization failed to produce known values' "
+        "check passes vacuously (with one, JAX raises it). A silent wrong value",
         symptoms=(("grad-matches", r"^rev: the value of .* under jax\.(linearize|vjp) differs "
                                    r"from the plain call's$"),),
         trigger=_wrapping_a_float_store("custom_vmap"),
@@ -705,7 +714,8 @@ KNOWN_FINDINGS: tuple[KnownFinding, ...] = (
     KnownFinding(
         "shard-map-partial-discharge-discharges-kept-ref",
         "discharging all refs but one (should_discharge) through a jax.shard_map "
-        "that takes the kept ref as an argument: the shard_map rule discharges "
+        "that takes the kept ref as an argument fails: the shard_map rule "
+        "_shard_map_discharge (shard_map.py) discharges "
         "the ref inside anyway, so the ref itself reaches an array primitive "
         "('Attempting to pass a Ref Ref{int32[3]} to a primitive: dynamic_slice') "
         "or comes out of the mapped function ('traced for shard_map returned a "
@@ -808,9 +818,13 @@ KNOWN_FINDINGS: tuple[KnownFinding, ...] = (
         "discharged but it was': the wrapper's rule discharges every ref it is "
         "given (jit(lambda: (r0.__setitem__(..., 0), r1.__setitem__(..., 0))) "
         "with r0 kept); a wrapper using the kept ref alone is discharged. "
-        "Found again by the main job's 60 s run (partial-discharge-any-b315f6b1)",
-        symptoms=(("partial-discharge", r"raised ValueError: Did not ask for inval to be "
-                                        r"discharged but it was"),),
+        "Found again by the main job's 60 s run (partial-discharge-any-b315f6b1); "
+        "or the kept ref itself reaches an array primitive inside ('Attempting "
+        "to pass a Ref Ref{int16[]} to a primitive: reshape', a custom_vjp "
+        "function reading r1.reshape(()))",
+        symptoms=(("partial-discharge", r"raised ValueError: (Did not ask for inval to be "
+                                        r"discharged but it was|Attempting to pass a Ref "
+                                        r"Ref(<\w+>)?\{)"),),
         trigger=_wrapper_mixing_refs,
         example=ir.Case((ir.Ref("int32", (2,)), ir.Ref("int32", (2,))), (Wrap("jit", (
             Swap(ir.View(0), Fill(ir.Int(0), (2,))), Swap(ir.View(1), Fill(ir.Int(0), (2,))))),),

@@ -478,7 +478,8 @@ KNOWN_FINDINGS: tuple[KnownFinding, ...] = (
         "masked-swap-returns-transformed-ref",
         "pltpu.store through a view with a transform before its last indexer "
         "(x.reshape(2, 2), x.at[1:3].at[0]) discharges to the *transformed* "
-        "array as the ref's new value: _swap_discharge_rule applies the earlier "
+        "array as the ref's new value: _swap_discharge_rule (pallas/primitives.py) "
+        "applies the earlier "
         "transforms with transform_array and never puts the result back, so "
         "pl.run_state returns an array of the view's shape (f32[2,2] for an "
         "f32[4] ref), or dtype (u8 through x.bitcast(uint8) of an i8 ref), "
@@ -676,15 +677,15 @@ KNOWN_FINDINGS: tuple[KnownFinding, ...] = (
         severity=CRASH),
     KnownFinding(
         "debug-discharge-writes-back-its-refs",
-        "the discharge rules of debug_callback and debug_print "
+        "jax.debug.callback (or print) of a kernel's operand ref and a "
+        "pl.run_scoped ref in a pl.pallas_call kernel raises 'ValueError: Did "
+        "not ask for inval to be discharged but it was'; either ref alone works. "
+        "The discharge rules of debug_callback and debug_print "
         "(_debug_callback_state_discharge_rule, _debug_print_state_discharge_rule "
         "in jax/_src/debugging.py) return every operand as a new value ('return args, "
         "out'), so a ref a debug callback or print only reads is written back, "
-        "though the primitive declares no effect on it (only DebugEffect). "
-        "Where a discharge keeps a ref, that fails: in a pl.pallas_call kernel, "
-        "jax.debug.callback(f, o_ref, s) of an operand ref and a pl.run_scoped "
-        "ref s (whose discharge keeps s) raises 'ValueError: Did not ask for "
-        "inval to be discharged but it was'; either ref alone works",
+        "though the primitive declares no effect on it (only DebugEffect), and "
+        "where a discharge keeps a ref (run_scoped keeps s), that fails",
         symptoms=(("valid-runs", r"ValueError: Did not ask for inval to be discharged but it was"),
                   # ...in an invalid program, before its own mistake is reached.
                   ("invalid-rejected", r"^ValueError: Did not ask for inval to be discharged "
@@ -755,9 +756,16 @@ KNOWN_FINDINGS: tuple[KnownFinding, ...] = (
         "under jax.vmap, a get or store through a transformed ref indexed again "
         "(jax.ref.get(x.at[:], slice(None)), x.at[:][:]) on a batched "
         "jax.new_ref fails with TypeError: Cannot transform type: "
-        "VmapTracer(aval=Ref{bool[1]}, batched=Ref{bool[2,1]}); x[:] works",
+        "VmapTracer(aval=Ref{bool[1]}, batched=Ref{bool[2,1]}); x[:] works. "
+        "Eagerly under jax.jvp too ('Cannot transform type: JVPTracer(primal=Ref"
+        "(...), tangent=Ref(...))'): TransformedRef.type (state/types.py) "
+        "passes a traced ref on as it is, not its aval (core.typeof maps no "
+        "tracer type), and NDIndexer.transform_type (state/indexing.py) takes "
+        "only an aval",
         symptoms=(("vmap-stack", r"vmap raised TypeError: Cannot transform type: "
-                                 r"VmapTracer\(aval=Ref\{"),),
+                                 r"VmapTracer\(aval=Ref\{"),
+                  ("grad-matches", r"^eagerly, (fwd|rev) derivatives of .*: TypeError: Cannot "
+                                   r"transform type: JVPTracer\(primal=Ref\(")),
         trigger=_through_a_transformed_ref,
         example=ir.Case((ir.Ref("float32", (1,)),), (Get(ir.View(0, (
             ir.At((ir.Slice(),)), ir.At((ir.Slice(),))))),), paths=("eager",)),
