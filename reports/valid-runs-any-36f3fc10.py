@@ -26,9 +26,8 @@ def kernel(dyn, out, r0, r1):
 
 def program(dyn, x0, x1):
     refs = [jax.new_ref(x) for x in (x0, x1,)]
-    out = jax.new_ref(jnp.zeros(OUT, jnp.int32))
-    kernel(jax.new_ref(dyn), out, *refs)
-    return (jax.freeze(out), *[jax.freeze(r) for r in refs])
+    kernel(None, None, *refs)
+    return (jnp.zeros(OUT, jnp.int32), *[jax.freeze(r) for r in refs])
 
 
 def function():

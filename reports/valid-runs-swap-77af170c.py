@@ -18,7 +18,7 @@ def kernel(dyn, out, r0):
     def wrap0(dyn, r0):
         r0[...] = jnp.full((2,), 1, jnp.int32)
     jax.shard_map(wrap0, mesh=jax.make_mesh((1,), ('i',)), in_specs=jax.sharding.PartitionSpec(), out_specs=jax.sharding.PartitionSpec())(dyn, r0)
-    r0[dyn[0]] = jnp.full((), 3, jnp.int32)
+    r0[0] = jnp.full((), 3, jnp.int32)
 
 def program(dyn, x0):
     refs = [jax.new_ref(x) for x in (x0,)]

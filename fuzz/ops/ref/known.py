@@ -753,9 +753,9 @@ KNOWN_FINDINGS: tuple[KnownFinding, ...] = (
         severity=CRASH),
     KnownFinding(
         "vmap-transformed-ref-indexed",
-        "under jax.vmap, a get or store through a transformed ref indexed again "
-        "(jax.ref.get(x.at[:], slice(None)), x.at[:][:]) on a batched "
-        "jax.new_ref fails with TypeError: Cannot transform type: "
+        "under a transformation (jax.vmap; jax.jvp, eagerly), a get or store through a "
+        "transformed ref indexed again (jax.ref.get(x.at[:], slice(None)), "
+        "x.at[:][:]) on a jax.new_ref fails with TypeError: Cannot transform type: "
         "VmapTracer(aval=Ref{bool[1]}, batched=Ref{bool[2,1]}); x[:] works. "
         "Eagerly under jax.jvp too ('Cannot transform type: JVPTracer(primal=Ref"
         "(...), tangent=Ref(...))'): TransformedRef.type (state/types.py) "
