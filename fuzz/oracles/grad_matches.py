@@ -137,15 +137,17 @@ class GradMismatch(OracleFailure):
         """``outcome`` is an error-free run of ``case`` on a ``GRAD`` path,
         whose program's argument leaves end with the unscoped refs' contents:
         its failures under jit, else (`_ways`) eagerly."""
+        program = paths.load(case, outcome.path)["function"]()   # (loaded once, both ways)
         for eagerly in _ways(outcome.path):
-            if found := cls._one_way(case, outcome, eagerly):
+            if found := cls._one_way(case, outcome, program, eagerly):
                 return found
         return []
 
     @classmethod
-    def _one_way(cls, case, outcome, eagerly: bool) -> list[OracleFailure]:
-        """The failures of the program differentiated eagerly or under jit."""
-        call, args = paths.load(case, outcome.path)["function"]()
+    def _one_way(cls, case, outcome, program, eagerly: bool) -> list[OracleFailure]:
+        """The failures of ``program`` (the path's function and its arguments)
+        differentiated eagerly or under jit."""
+        call, args = program
         call = call if eagerly else jax.jit(call)
         leaves, tree = jax.tree_util.tree_flatten(args)
         refs, wrt = paths.unscoped(case), _differentiated(case)
