@@ -39,7 +39,10 @@ with `fact` (a flag a module leaves out is False) and `having`:
   rules (``"tpu-interpreter"``): a wrong value's root cause names them
   (`fuzz.triage.isolate`);
 - ``PUBLIC_RANK``: a reproducer's preference among public paths (1 first);
-  ``INTERNAL``: it needs JAX internals (a reproducer's last resort).
+  ``INTERNAL``: it needs JAX internals (a reproducer's last resort);
+  ``PLAIN``: its ``harness`` takes ``plain=True``: the program without the
+  wrappers the path adds for the rules they reach (a reproducer tries it
+  first, and keeps it where the bug shows so too).
 """
 from __future__ import annotations
 
@@ -249,10 +252,12 @@ def run():
 '''
 
 
-def program(case: ir.Case, path: str, *, jit: bool = False) -> tuple[str, dict[int, int]]:
+def program(case: ir.Case, path: str, *, jit: bool = False,
+            plain: bool = False) -> tuple[str, dict[int, int]]:
     """The program that runs ``case`` on ``path``: imports, inputs, the kernel
     and the path's harness, which defines ``run()`` (and, on evaluating
-    paths, ``function()``: the program as a function and its arguments).
+    paths, ``function()``: the program as a function and its arguments);
+    with ``plain``, the path's plain form where it has one (``PLAIN``).
     Returns the source and which statement each of its lines is."""
     if path not in MODULES:
         raise ValueError(f"unknown path {path!r}; known: {NAMES}")
@@ -263,7 +268,8 @@ def program(case: ir.Case, path: str, *, jit: bool = False) -> tuple[str, dict[i
                            dyn=dyn(case).tolist(), out=out_len(case), x64=case.x64)
     lines, where = emit.kernel_lines(case)
     offset = header.count("\n")
-    harness = MODULES[path].harness(case)
+    harness = MODULES[path].harness(case, **({"plain": True} if plain and fact(path, "PLAIN")
+                                             else {}))
     if MODULES[path].EVALUATES:
         harness += RUN_JIT if jit else RUN
     text = header + "\n".join(lines) + "\n\n" + harness
@@ -287,7 +293,9 @@ def evaluate(case: ir.Case, path: str, fn, args) -> Outcome:
     o.produced = tuple(aval_of(a) for a in result)
     o.values = tuple(np.asarray(a) for a in result)
     # one out vector, or one per grid point
-    o.reads = tuple(int(v) for v in o.values[names.index("out")][..., :case.num_reads].reshape(-1))
+    # (a path of data refs alone returns no ``out``: no semaphore reads)
+    o.reads = tuple(int(v) for v in o.values[names.index("out")][..., :case.num_reads].reshape(-1)) \
+        if "out" in names else ()
     o.state = {int(n[1:]): v.tolist() for n, v in zip(names, o.values) if n.startswith("r")}
     return o
 

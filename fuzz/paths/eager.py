@@ -40,7 +40,7 @@ def harness(case: ir.Case) -> str:
 
 
 results, model_results = jax_refs.results, jax_refs.model_results
-written_out = jax_refs.eager_body   # `fuzz.paths.function_source`
+written_out = jax_refs.body   # `fuzz.paths.function_source`
 
 
 def vmap_batches(k: int) -> bool:

@@ -9,7 +9,7 @@ Only data programs: closed-over refs must be plain refs, and semaphores
 exist only as kernel scratch."""
 from __future__ import annotations
 
-from fuzz import compat, ir
+from fuzz import compat, ir, paths
 from fuzz.paths import jax_refs
 
 NAME, COST, EVALUATES = "nested", 3, True
@@ -51,4 +51,10 @@ def harness(case: ir.Case) -> str:
                            end=")" if barrier else "")
 
 
-results, model_results = jax_refs.results, jax_refs.model_results
+def results(case: ir.Case) -> list[tuple[str, paths.Aval]]:
+    """``out`` too: the pallas_call's own result, returned so that it lives."""
+    return [("out", ((paths.out_len(case),), "int32")), *jax_refs.results(case)]
+
+
+def model_results(case: ir.Case, meaning) -> list | None:
+    return [paths.padded_reads(case, meaning), *jax_refs.model_results(case, meaning)]

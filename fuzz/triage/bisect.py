@@ -105,7 +105,8 @@ def step(request: dict) -> dict:
     hang_s = request.get("timeout_s") if request["fatal"] else None
     text = reproducer.rendered(case, path, request["id"], values=request["values"],
                                jit=request["jit"], fatal=request["fatal"], watchdog_s=hang_s,
-                               comparison=request.get("comparison"))
+                               comparison=request.get("comparison"),
+                               plain=request.get("plain", False))
     # (a little past a hang's watchdog, so that it says where it was stuck)
     ran = reproducer.check_script(text, prelude=_prelude(request),
                                   timeout=hang_s + 15 if hang_s else
@@ -175,7 +176,7 @@ def request_of(finding: dict) -> dict:
     return {"id": finding["id"], "case": finding["case"], "path": repro["path"],
             "values": how["values"], "jit": how["jit"], "fatal": fatal,
             "wanted": repro.get("error"), "timeout_s": repro.get("timeout_s"),
-            "comparison": repro.get("comparison")}
+            "comparison": repro.get("comparison"), "plain": how.get("plain", False)}
 
 
 def recheck(record: dict, timeout_s: float | None = None) -> dict:

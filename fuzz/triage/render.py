@@ -86,11 +86,13 @@ if __name__ == "__main__":
 '''
 
 
-def _program(case: ir.Case, path: str, jit: bool = False) -> str:
+def _program(case: ir.Case, path: str, jit: bool = False, plain: bool = False) -> str:
     """The program `fuzz.paths` runs: imports, inputs, the kernel and
-    ``run()`` for ``path`` (under ``jax.jit`` with ``jit``)."""
+    ``run()`` for ``path`` (under ``jax.jit`` with ``jit``; in the path's
+    plain form with ``plain``)."""
     # 64-bit mode as this JAX release spells it (fuzz/compat).
-    return paths.program(case, path, jit=jit)[0] + _OBSERVE.replace("ENABLE_X64", compat.ENABLE_X64)
+    return paths.program(case, path, jit=jit, plain=plain)[0] + _OBSERVE.replace(
+        "ENABLE_X64", compat.ENABLE_X64)
 
 
 def _case_comment(case: ir.Case) -> str:
@@ -162,7 +164,8 @@ def render_comparison(case: ir.Case, path: str, comparison) -> str:
             + _COMPARE.replace("ENABLE_X64", compat.ENABLE_X64))
 
 
-def render_check(case: ir.Case, path: str, *, values=None, jit: bool = False) -> str:
+def render_check(case: ir.Case, path: str, *, values=None, jit: bool = False,
+                 plain: bool = False) -> str:
     """A script that runs ``case`` on ``path``, prints what happened and what
     was expected, and exits 1 when they differ (0 when JAX is right).
 
@@ -183,4 +186,4 @@ def render_check(case: ir.Case, path: str, *, values=None, jit: bool = False) ->
     # ever be a string here, never code.
     constants = (f"import re\nEXPECTED = json.loads({json.dumps(expected)!r})\n"
                  f"EXPECTED_TEXT = {text!r}\n")
-    return _program(case, path, jit) + "\n" + constants + _CHECK
+    return _program(case, path, jit, plain) + "\n" + constants + _CHECK

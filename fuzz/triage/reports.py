@@ -234,6 +234,7 @@ def markdown(finding) -> str:
     if finding.case is not None and repro.get("path"):
         lines += ["```python", snippet.snippet(
             finding.case, repro["path"], jit=reproducer.rendering(repro)["jit"],
+            plain=reproducer.rendering(repro).get("plain", False),
             said=_said(finding, snippet.said(repro, finding.message)),
             comparison=repro.get("comparison"),
             watchdog_s=reproducer.rendering(repro).get("watchdog_s")).rstrip(), "```", ""]

@@ -39,7 +39,7 @@ _INTERNAL = ("# NOTE: the `abstract` path discharges without evaluating, which o
 
 def script(case: ir.Case, path: str, finding_id: str = "(unfiled)", *, values=None,
            jit: bool = False, fatal: bool = False, watchdog_s: float | None = None,
-           comparison: dict | None = None) -> str:
+           comparison: dict | None = None, plain: bool = False) -> str:
     """The reproducer's text; that of a ``fatal`` failure (the process dying
     is the bug) prints where it died, and with ``watchdog_s``, a hang's,
     stops itself after that long. With ``comparison`` (an oracle's
@@ -53,15 +53,17 @@ def script(case: ir.Case, path: str, finding_id: str = "(unfiled)", *, values=No
         header += _CRASH
     if comparison is not None:
         return header + render.render_comparison(case, path, Comparison(**comparison))
-    return header + render.render_check(case, path, values=values, jit=jit)
+    return header + render.render_check(case, path, values=values, jit=jit, plain=plain)
 
 
 def for_failure(case: ir.Case, path: str, failure, finding_id: str = "(unfiled)",
-                comparison: dict | None = None) -> str:
+                comparison: dict | None = None, plain: bool = False) -> str:
     """The reproducer of ``failure`` on ``path``: with the model's values where
     its oracle is about wrong values, under jit where only jit shows it, or
-    as its oracle compared (``comparison``, `comparison_of`)."""
-    return rendered(case, path, finding_id, **rendering_of(failure), comparison=comparison)
+    as its oracle compared (``comparison``, `comparison_of`); in the path's
+    plain form with ``plain``."""
+    return rendered(case, path, finding_id, **rendering_of(failure), comparison=comparison,
+                    plain=plain)
 
 
 def comparison_of(failure, case: ir.Case, path: str) -> dict | None:
@@ -85,13 +87,14 @@ def rendering_of(failure) -> dict:
 
 def rendered(case: ir.Case, path: str, finding_id: str, *, values: bool, jit: bool,
              fatal: bool = False, watchdog_s: float | None = None,
-             comparison: dict | None = None) -> str:
+             comparison: dict | None = None, plain: bool = False) -> str:
     """The reproducer rendered as `rendering_of` says (``values``: compare
     with the model's values), on this JAX release: `fuzz.triage.bisect` renders a
     filed one again on each release this way."""
     return script(case, path, finding_id,
                   values=render.model_values(case, path) if values and comparison is None
-                  else None, jit=jit, fatal=fatal, watchdog_s=watchdog_s, comparison=comparison)
+                  else None, jit=jit, fatal=fatal, watchdog_s=watchdog_s, comparison=comparison,
+                  plain=plain)
 
 
 def died(result: dict) -> bool:
@@ -153,8 +156,9 @@ def _verdict(line: str) -> dict | None:
 
 def rendering(repro: dict) -> dict:
     """How a filed reproducer (a finding record's ``reproducer``) was
-    rendered: ``{"values", "jit"}``, as `for_failure` chose them. Records
-    filed before it kept them say it in their script, read back here."""
+    rendered: ``{"values", "jit", "plain"}``, as `for_failure` and `best`
+    chose them. Records filed before it kept them say it in their script,
+    read back here."""
     if "render" in repro:
         return repro["render"]
     script = repro.get("script") or ""
@@ -202,10 +206,15 @@ def best(case: ir.Case, affected, failure, *, verify: bool = True,
         path = candidates[0]
         return {"path": path, "status": "not verified", **how, "comparison": comparisons[path],
                 "script": for_failure(case, path, failure, finding_id, comparisons[path])}
+    # On each path its plain form first (``PLAIN``: the program as a user
+    # writes it), where the bug shows so too.
+    ways = [(path, plain) for path in candidates for plain in
+            ((True, False) if paths.fact(path, "PLAIN") and not comparisons[path] else (False,))]
     result = None
-    for path in candidates:
-        text = for_failure(case, path, failure, finding_id, comparisons[path])
+    for path, plain in ways:
+        text = for_failure(case, path, failure, finding_id, comparisons[path], plain=plain)
         result = {"path": path, "script": text, **how, "comparison": comparisons[path],
+                  "render": {**how["render"], "plain": plain},
                   # (a little past a hang's watchdog, so that it says where it was stuck)
                   **check_script(text, prelude=prelude,
                                  timeout=how["timeout_s"] + 15 if "timeout_s" in how else TIMEOUT_S)}

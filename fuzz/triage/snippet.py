@@ -47,14 +47,16 @@ _DEVICES = re.compile(r'if jax\.config\.jax_num_cpu_devices < \d+: (jax\.config\
 
 
 def snippet(case: ir.Case, path: str, *, jit: bool = False, said: str = "",
-            comparison: dict | None = None, watchdog_s: float | None = None) -> str:
+            comparison: dict | None = None, watchdog_s: float | None = None,
+            plain: bool = False) -> str:
     """``case`` on ``path``, pressed into a paste-able snippet ending in the
     comment ``said`` (what happens; what should); with ``comparison`` (an
     oracle's `fuzz.oracles.base.Comparison`, as a dict), printing both
     sides of what the oracle compared (``jax.vmap`` and the calls one by one);
     with ``watchdog_s``, a hang's, stopping itself after that long, saying
-    where it was stuck (exit 1), as its reproducer does."""
-    text = paths.program(case, path, jit=jit)[0]
+    where it was stuck (exit 1), as its reproducer does; with ``plain``, the
+    path's plain form (`fuzz.paths.program`), as its reproducer was."""
+    text = paths.program(case, path, jit=jit, plain=plain)[0]
     if comparison is not None:
         text = text.replace(paths.RUN, "\n").replace(paths.RUN_JIT, "\n") + comparison["source"] + (
             f"\nprint({comparison['actual_by'] + ':'!r}, actual())"
@@ -150,7 +152,10 @@ def _unread_dropped(text: str, tree: ast.Module, function: ast.FunctionDef) -> s
     params = [a.arg for a in function.args.args]
     read = {n.id for statement in function.body for n in ast.walk(statement) if isinstance(n, ast.Name)}
     uses = [n for n in ast.walk(tree) if isinstance(n, ast.Name) and n.id == function.name]
-    calls = [n for n in ast.walk(tree) if isinstance(n, ast.Call) and n.func in uses]
+    # (called as ``f(...)``, or as ``jax.jit(f)(...)``)
+    calls = [n for n in ast.walk(tree) if isinstance(n, ast.Call) and (n.func in uses or (
+        isinstance(n.func, ast.Call) and ast.unparse(n.func.func) == "jax.jit"
+        and n.func.args and n.func.args[0] in uses and len(n.func.args) == 1))]
     if len(uses) != 1 or len(calls) != 1 or calls[0].keywords or function.args.vararg:
         return None
     call = calls[0]
@@ -159,7 +164,7 @@ def _unread_dropped(text: str, tree: ast.Module, function: ast.FunctionDef) -> s
     if not unread:
         return None
     args = [ast.get_source_segment(text, a) for k, a in enumerate(call.args) if k not in unread]
-    text = _spliced(text, call, f"{function.name}({', '.join(args)})")
+    text = _spliced(text, call, f"{ast.get_source_segment(text, call.func)}({', '.join(args)})")
     kept = ", ".join(p for k, p in enumerate(params) if k not in unread)
     return re.sub(rf"^def {function.name}\([^)]*\):", f"def {function.name}({kept}):", text,
                   count=1, flags=re.M)
