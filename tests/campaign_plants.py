@@ -194,6 +194,12 @@ def control_cond_off_by_one():
     _off_by_one("cond")
 
 
+def remat_off_by_one():
+    """jax.checkpoint's discharge (remat2) hands back its first updated ref
+    off by one: a bug only a program through jax.checkpoint shows."""
+    _off_by_one("remat2")
+
+
 FAMILY_PLANTS = {"ref": "ref_swap_off_by_one", "semaphore": "semaphore_signal_off_by_one",
                  "dma": "dma_start_off_by_one", "control": "control_cond_off_by_one"}
 

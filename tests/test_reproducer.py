@@ -2,16 +2,24 @@
 
 The bug: `_transform_semaphore` ignores the view's transforms, so any indexed
 semaphore view reaches discharge with the whole ref's shape."""
+import dataclasses
+import os
+
+import campaign_plants
 import jax
 import pytest
 
-from fuzz import ir, oracles
+from fuzz import compat, ir, oracles
 from fuzz.suppressions import known_findings, seen_on
 from fuzz.campaign.property import run_campaign
+from fuzz.ops.ref import Swap
+from fuzz.ops.ref.common import Fill
 from fuzz.ops.semaphore import Read, Signal, Wait
 from fuzz.triage import filing, reproducer
 from jax._src.pallas import primitives as pallas_primitives
 from strategies.programs import programs
+
+TESTS = os.path.dirname(__file__)
 
 # The same patch, as source for the verifying interpreter.
 PLANT_IGNORE_TRANSFORMS = (
@@ -148,3 +156,44 @@ def test_an_error_raised_in_a_callback_is_the_reproducers_verdict():
     failure = oracles.class_of("valid-runs").fail(entry.example, "?", "tpu_interpret", "x")
     ran = reproducer.check_script(reproducer.for_failure(entry.example, "tpu_interpret", failure))
     assert ran["status"] in ("reproduces", "does not reproduce"), ran["output"]
+
+
+def test_a_reproducer_takes_the_plain_form_where_the_bug_shows_there(tmp_path):
+    """jax_refs calls its kernel through jax.jit(jax.checkpoint(...)), for
+    the rules they reach; a bug that shows without them is reproduced, and
+    shown, as a user writes the program: the kernel called directly."""
+    known = "addupdate-after-scalar-store-numpy-dtype"   # (shown on jax_refs: public)
+    if not seen_on.applies("known", known):
+        pytest.skip(f"JAX {jax.__version__}: {known}'s example is not bad here")
+    case = dataclasses.replace(known_findings.BY_ID[known].example, paths=("jax_refs",))
+    failure = next(f for f in oracles.check(case).failures if f.oracle == "model-vs-path")
+    finding, _ = filing.record(failure, corpus_dir=tmp_path / "corpus",
+                               reports_dir=tmp_path / "reports", minimize=False)
+    repro = finding.reproducer
+    assert (repro["status"], repro["path"], repro["render"]["plain"]) == (
+        "reproduces", "jax_refs", True), repro
+    assert "checkpoint" not in repro["script"]
+    assert "checkpoint" not in (tmp_path / "reports" / f"{finding.id}.md").read_text()
+
+
+def test_a_reproducer_keeps_the_paths_wrappers_where_only_they_show_the_bug(tmp_path, monkeypatch):
+    """A bug planted in jax.checkpoint's discharge rule does not show in
+    the plain form: the reproducer falls back to the path's own."""
+    rules = compat.discharge_rules()
+    prim = next(p for p in rules if p.name == "remat2")
+    jax.clear_caches()
+    with monkeypatch.context() as m:
+        m.setitem(rules, prim, rules[prim])   # (restored as it was on exit)
+        campaign_plants.remat_off_by_one()
+        case = ir.Case((ir.Ref("int32", (2,)),), (Swap(ir.View(0), Fill(ir.Int(1), (2,))),),
+                       ("jax_refs",))
+        failure = next(f for f in oracles.check(case).failures if f.path == "jax_refs")
+        finding, _ = filing.record(
+            failure, corpus_dir=tmp_path / "corpus", reports_dir=tmp_path / "reports",
+            minimize=False, verify_prelude=f"import sys; sys.path[:0] = {[TESTS]!r}\n"
+                                           "import campaign_plants; campaign_plants.remat_off_by_one()")
+    jax.clear_caches()
+    repro = finding.reproducer
+    assert (repro["status"], repro["path"], repro["render"]["plain"]) == (
+        "reproduces", "jax_refs", False), repro
+    assert "jax.checkpoint(kernel)" in repro["script"]
