@@ -739,8 +739,9 @@ KNOWN_FINDINGS: tuple[KnownFinding, ...] = (
         # ShardingTypeError of shard-map-dynamic-update-sharding): the
         # example stays internal.
         trigger=_wrapping_a_ref_or_scanning_one("shard_map"),
-        example=ir.Case((ir.Ref("int32", (3,)),), (Wrap("shard_map", (Get(
-            ir.View(0, (ir.At((ir.Int(1),)),))),)),), ("abstract",)),
+        # (the map takes a ref the discharge keeps and one it does not)
+        example=ir.Case((ir.Ref("int32", (3,)), ir.Ref("int32", (3,))), (Wrap("shard_map", (Get(
+            ir.View(0, (ir.At((ir.Int(1),)),))), Get(ir.View(1)))),), ("abstract",)),
         severity=CRASH,
         caveat="internal API"),
     KnownFinding(
@@ -755,8 +756,9 @@ KNOWN_FINDINGS: tuple[KnownFinding, ...] = (
                                         r"mismatched varying manual axes"),),
         trigger=_is(Wrap, lambda w: w.via == "shard_map" and any(
             isinstance(s, Loop) and s.xs for s in ir.flat(w.body))),
-        example=ir.Case((ir.Ref("float32", (1,)),), (Wrap("shard_map", (
-            Loop(ir.Int(1), (), "scan", xs=(0,)),)),), ("abstract",)),
+        # (the map takes a ref the discharge keeps and one it does not)
+        example=ir.Case((ir.Ref("float32", (1,)), ir.Ref("float32", (1,))), (Wrap("shard_map", (
+            Loop(ir.Int(1), (), "scan", xs=(0,)), Get(ir.View(1)))),), ("abstract",)),
         severity=CRASH,
         caveat="internal API",
         # One rule: _shard_map_discharge ignores ctx.should_discharge (made

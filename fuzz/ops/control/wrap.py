@@ -77,11 +77,13 @@ class Wrap(ControlOp):
 
     def lines(self, e, n):
         name = f"wrap{n}"
-        # shard_map takes the refs (and dyn) as arguments, those a loop or
-        # pipeline slices too; the parameters shadow the names the block uses.
+        # shard_map takes the refs (and dyn, where the block reads it) as
+        # arguments, those a loop or pipeline slices too; the parameters
+        # shadow the names the block uses.
         used = {v.ref for v in ir.walk(self.body, ir.View)} | {
             r for s in ir.flat(self.body) for r in s.slices()}
-        args = ", ".join(["dyn", *(f"r{i}" for i in sorted(used))]) if self.via == "shard_map" else ""
+        dyn = ["dyn"] if any(i.dynamic for i in ir.walk(self.body, (ir.Int, ir.IntArray))) else []
+        args = ", ".join([*dyn, *(f"r{i}" for i in sorted(used))]) if self.via == "shard_map" else ""
         lines = self.body_lines(e, self.body, n + 1, f"def {name}({args}):")
         call = {
             "jit": [f"jax.jit({name})()"],
