@@ -9,7 +9,7 @@ import sys
 import jax
 import pytest
 
-from fuzz import cli, exits
+from fuzz import cli, exits, oracles
 from fuzz.suppressions import known_findings
 from fuzz.suppressions.known_findings import BY_ID
 from fuzz.triage import corpus, filing, findings, render, reports, reproducer, snippet
@@ -134,6 +134,30 @@ def test_report_all_renders_a_reproducer_again_on_this_jax(tmp_path):
                      "--reports-dir", str(tmp_path / "reports")]) == exits.EXIT_OK
     repro = json.loads(record.read_text())["reproducer"]
     assert "no_such_module" not in repro["script"] and repro["status"] == "reproduces", repro
+
+
+def test_report_all_takes_the_plain_form_a_report_filed_before_it_lacked(tmp_path):
+    """A report filed in the path's own form (jax_refs' jax.jit(jax.checkpoint(
+    kernel))) before reproducers tried the plain one is shown plainly after
+    ``report --all``, where the bug shows so too."""
+    known = "addupdate-after-scalar-store-numpy-dtype"
+    failure = next(f for f in oracles.check(BY_ID[known].example).failures
+                   if f.known == known and (f.oracle, f.path) == ("model-vs-path", "jax_refs"))
+    finding, _ = filing.record(failure, corpus_dir=tmp_path / "corpus",
+                               reports_dir=tmp_path / "reports", minimize=False)
+    record = tmp_path / "reports" / f"{finding.id}.json"
+    data = json.loads(record.read_text())
+    old = reproducer.for_failure(finding.case, "jax_refs", failure, finding.id)
+    record.write_text(json.dumps({**data, "reproducer": {
+        **data["reproducer"], "path": "jax_refs", "script": old,
+        "render": {**data["reproducer"]["render"], "plain": False}}}))
+    assert "jax.checkpoint(kernel)" in old
+    assert cli.main(["report", "--all", "--corpus-dir", str(tmp_path / "corpus"),
+                     "--reports-dir", str(tmp_path / "reports")]) == exits.EXIT_OK
+    repro = json.loads(record.read_text())["reproducer"]
+    assert (repro["status"], repro["path"], repro["render"]["plain"]) == (
+        "reproduces", "jax_refs", True), repro
+    assert "checkpoint" not in (tmp_path / "reports" / f"{finding.id}.md").read_text()
 
 
 def test_report_cli_files_a_case_and_counts_it_again(tmp_path, capsys):

@@ -212,13 +212,12 @@ def _report_all(args) -> int:
             else:   # labelled as this JAX shows it (records filed before a label was mended)
                 finding.symptom, finding.stage = now[0].symptom_of(), findings.stage_of(now[0])
                 if not args.no_verify and finding.reproducer.get("script"):
-                    # Rendered again on this JAX: a path renders only what the
-                    # release it runs on needs (the abstract path's discharge call).
-                    repro = finding.reproducer
-                    script = reproducer.rendered(entry.case, repro["path"], finding.id,
-                                                 **reproducer.rendering(repro),
-                                                 comparison=repro.get("comparison"))
-                    repro.update(script=script, **reproducer.check_script(script))
+                    # Chosen and rendered again on this JAX: a path renders
+                    # only what the release it runs on needs (the abstract
+                    # path's discharge call), and the plainest form that
+                    # shows the bug is taken (`reproducer.best`).
+                    finding.reproducer.update(reproducer.best(
+                        entry.case, finding.paths, now[0], finding_id=finding.id))
         else:
             fixed, finding.status = True, "fixed in this JAX"
         reports.write(args.reports_dir, finding)
