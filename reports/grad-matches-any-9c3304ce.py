@@ -22,10 +22,9 @@ def kernel(dyn, out, r0):
     wrap0()
 
 def program(dyn, x0):
-    refs = [jax.new_ref(x) for x in (x0,)]
-    kernel(None, None, *refs)
-    return (jnp.zeros(OUT, jnp.int32), *[jax.freeze(r) for r in refs])
-
+    r0 = jax.new_ref(x0)
+    kernel(None, None, r0)
+    return jax.freeze(r0),
 
 def function():
     """The program as a function, and its arguments."""

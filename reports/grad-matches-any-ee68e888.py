@@ -18,10 +18,9 @@ def kernel(dyn, out, r0, r1):
     v0 = r0[...]
 
 def program(dyn, x0, x1):
-    refs = [jax.new_ref(x) for x in (x0, x1,)]
-    kernel(None, None, *refs)
-    return (jnp.zeros(OUT, jnp.int32), *[jax.freeze(r) for r in refs])
-
+    r0, r1 = jax.new_ref(x0), jax.new_ref(x1)
+    kernel(None, None, r0, r1)
+    return jax.freeze(r0), jax.freeze(r1)
 
 def function():
     """The program as a function, and its arguments."""

@@ -18,7 +18,7 @@ OUT = (1,)  # one int32 slot per semaphore read
 
 def kernel(dyn, out, r0):
     def wrap0(dyn, r0):
-        v1 = r0[...]
+        v1 = r0[dyn[0]]
     jax.shard_map(wrap0, mesh=jax.make_mesh((1,), ('i',)), in_specs=jax.sharding.PartitionSpec(), out_specs=jax.sharding.PartitionSpec())(dyn, r0)
 
 
@@ -31,7 +31,7 @@ def trace():
     """The kernel traced over abstract refs."""
     avals = [AbstractRef(core.ShapedArray((1,), jnp.int32)),
              AbstractRef(core.ShapedArray(OUT, jnp.int32)),
-             AbstractRef(core.ShapedArray((), jnp.int16))]
+             AbstractRef(core.ShapedArray((1,), jnp.int16))]
     return jax.make_jaxpr(kernel)(*avals)
 
 
@@ -62,7 +62,7 @@ ACTUAL_BY = 'discharging every ref but r0 (should_discharge)'
 TOLERANCE = None  # numbers this close are equal (None: exactly)
 
 MASK = [True, True, False]  # which of dyn, out, r... to discharge: all but r0
-INITS = [DYN, np.zeros(OUT, np.int32), np.asarray(1, jnp.dtype('int16'))]
+INITS = [DYN, np.zeros(OUT, np.int32), np.asarray([1], jnp.dtype('int16'))]
 
 
 def traced():

@@ -21,10 +21,9 @@ def kernel(dyn, out, r0):
     jax.lax.fori_loop(0, dyn[0], loop0, 0)
 
 def program(dyn, x0):
-    refs = [jax.new_ref(x) for x in (x0,)]
-    kernel(jax.new_ref(dyn), None, *refs)
-    return (jnp.zeros(OUT, jnp.int32), *[jax.freeze(r) for r in refs])
-
+    dyn, r0 = jax.new_ref(dyn), jax.new_ref(x0)
+    kernel(dyn, None, r0)
+    return jax.freeze(r0),
 
 def function():
     """The program as a function, and its arguments."""
@@ -63,8 +62,8 @@ def expected():   # f on each batch element, its results stacked
 
 
 def actual():   # jax.vmap of f, its results' batch axes moved first
-    g = jax.vmap(f, in_axes=(0, 1), out_axes=(1,))
-    return [np.moveaxis(r, a, (0, 1)).tolist() for r, a in zip(jax.jit(jax.vmap(g, in_axes=(1, 2), out_axes=(2,)))(*ARGS), ((2, 1),))]
+    g = jax.vmap(f, in_axes=(0, 1), out_axes=(0,))
+    return [np.moveaxis(r, a, (0, 1)).tolist() for r, a in zip(jax.jit(jax.vmap(g, in_axes=(1, 2), out_axes=(1,)))(*ARGS), ((1, 0),))]
 
 
 def nan_same(x):
