@@ -12,6 +12,7 @@ import pytest
 from fuzz import compat, ir, model, oracles, paths
 from fuzz.ops.dma import DmaStart, DmaWait
 from fuzz.ops.ref.get import Get
+from fuzz.ops.semaphore.read import Read
 from fuzz.suppressions import known_findings
 from fuzz.triage import snippet
 
@@ -53,17 +54,22 @@ def test_a_mesh_cases_snippet_spends_few_lines_on_the_mesh():
     assert lines[start + 1].startswith("    return jax.shard_map("), text
     assert not lines[start + 2].startswith(" "), text   # on_mesh is two lines
     assert any(line.endswith("; copy.start(); copy.wait()") for line in lines), text
-    # the kernel's copy-ins on one line, after ``out`` is zeroed
-    assert f"    {ZERO_OUT}; r0[...] = x0[...]; r1[...] = x1[...]" in lines, text
+    # the kernel's copy-ins on one line (no ``out``: the kernel reads no semaphore)
+    assert "    r0[...] = x0[...]; r1[...] = x1[...]" in lines, text
+    assert ZERO_OUT not in text, text
 
 
 def test_the_program_keeps_its_mesh_and_copies_in_order():
     text, _ = paths.program(_remote_copy(), "pallas_call")
     assert "jax.sharding.Mesh(jax.devices()[:2], 'x')" in text
     assert "in_specs=(P(), *[P('x')] * 2), out_specs=P('x'), check_vma=False)" in text
-    # ``out`` zeroed, then five copy-ins to a line, in operand order
-    many = ir.Case(tuple(ir.Ref("int32", (2,)) for _ in range(7)),
-                   tuple(Get(ir.View(i)) for i in range(7)))
+    # its plain form passes no ``dyn``: the kernel indexes with none
+    plain, _ = paths.program(_remote_copy(), "pallas_call", plain=True)
+    assert "lambda *blocks: " in plain and "in_specs=P('x'), out_specs=P('x')" in plain, plain
+    # ``out`` zeroed (where the kernel reads a semaphore), then five
+    # copy-ins to a line, in operand order
+    many = ir.Case((*(ir.Ref("int32", (2,)) for _ in range(7)), ir.Ref("regular", ())),
+                   (*(Get(ir.View(i)) for i in range(7)), Read(ir.View(7))))
     kernel = paths.program(many, "pallas_call")[0].split("def pallas_kernel(")[1].split("\n")
     assert kernel[1:3] == ["    " + "; ".join([ZERO_OUT, *(f"r{i}[...] = x{i}[...]" for i in range(5))]),
                            "    r5[...] = x5[...]; r6[...] = x6[...]"], kernel
@@ -89,6 +95,6 @@ def test_a_mesh_cases_snippet_runs_standalone(tmp_path):
                          env={"PATH": os.environ["PATH"], "HOME": str(tmp_path)})
     assert ran.returncode == 0, text + ran.stderr[-2000:]
     blocks = model.pattern(ir.Ref("int32", (case.devices, 2)), 0)
-    # out, then r0 as it was and r1 its sender's r0
-    assert ran.stdout.strip().endswith(
-        f" {blocks.tolist()} {np.roll(blocks, 1, axis=0).tolist()}"), text + ran.stdout
+    # r0 as it was and r1 its sender's r0 (no ``out``: it reads no semaphore)
+    assert ran.stdout.strip() == \
+        f"{blocks.tolist()} {np.roll(blocks, 1, axis=0).tolist()}", text + ran.stdout

@@ -22,6 +22,7 @@ BLOCKS_ON_WAIT = True   # a wait that never completes blocks it, as on hardware
 RULES = "tpu-interpreter"   # its own semaphores, copies, loads and stores, not discharge rules
 PUBLIC_RANK = 4
 GRID = MESH = True   # the pallas_call's grid and mesh
+PLAIN = True   # the pallas_call's plain form
 
 # The interpreter's only report of final counts: a line it prints at kernel
 # exit for (the first) semaphore left non-zero.
@@ -46,14 +47,15 @@ results = pallas_call.results
 def model_results(case: ir.Case, meaning) -> list | None:
     """pallas_call's, but for its out vector (None: not predicted), which is
     never written here: semaphore reads do not run on this interpreter."""
-    return [None, *pallas_call.model_results(case, meaning)[1:]]
+    values = pallas_call.model_results(case, meaning)
+    return [None, *values[1:]] if pallas_call.takes_out(case) else values
 
 
 PARAMS = ""   # InterpretParams' defaults: DMAs run as they are waited on, NaN-filled memory
 
 
-def harness(case: ir.Case, params: str = PARAMS) -> str:
-    return pallas_call.harness(case, interpret=f"pltpu.InterpretParams({params})")
+def harness(case: ir.Case, params: str = PARAMS, plain: bool = False) -> str:
+    return pallas_call.harness(case, interpret=f"pltpu.InterpretParams({params})", plain=plain)
 
 
 def run(case: ir.Case, name: str = NAME) -> paths.Outcome:

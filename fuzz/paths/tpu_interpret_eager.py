@@ -25,7 +25,7 @@ SEMAPHORES = "real"
 BLOCKS_ON_WAIT = True
 RULES = "tpu-interpreter"
 DETECTS_RACES = True   # detect_races=True: JAX promises it sees a race with a copy
-GRID = MESH = True
+GRID = MESH = PLAIN = True
 VARIANT_OF = "tpu_interpret"   # the same interpreter: its refusals and known bugs are that one's
 PARAMS = 'dma_execution_mode="eager", uninitialized_memory="zero", detect_races=True'
 
