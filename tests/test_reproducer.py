@@ -7,11 +7,13 @@ import os
 
 import campaign_plants
 import jax
+import numpy as np
 import pytest
 
-from fuzz import compat, ir, oracles
+from fuzz import compat, emit, ir, oracles, paths
 from fuzz.suppressions import known_findings, seen_on
 from fuzz.campaign.property import run_campaign
+from fuzz.ops.dma import DmaStart, DmaWait
 from fuzz.ops.ref import Swap
 from fuzz.ops.ref.common import Fill
 from fuzz.ops.semaphore import Read, Signal, Wait
@@ -156,6 +158,26 @@ def test_an_error_raised_in_a_callback_is_the_reproducers_verdict():
     failure = oracles.class_of("valid-runs").fail(entry.example, "?", "tpu_interpret", "x")
     ran = reproducer.check_script(reproducer.for_failure(entry.example, "tpu_interpret", failure))
     assert ran["status"] in ("reproduces", "does not reproduce"), ran["output"]
+
+
+def _plain_examples():
+    """A copy waited on (a semaphore program every pallas path takes, the
+    race detector's too) and a ref program (jax_refs)."""
+    a = ir.Ref("float32", (2,))
+    copy = (ir.View(0), ir.View(1), ir.View(2))
+    yield ir.Case((a, a, ir.Ref("dma", ())), (DmaStart(*copy), DmaWait(*copy)))
+    yield ir.Case((ir.Ref("int32", (2,)),), (Swap(ir.View(0), Fill(ir.Int(1), (2,))),))
+
+
+@pytest.mark.parametrize("path", paths.having("PLAIN"))
+def test_every_plain_form_renders_and_computes_what_the_path_does(path):
+    """A reproducer tries a path's plain form first: it must take the
+    same arguments' meaning and return the same values."""
+    case = next(c for c in _plain_examples() if not paths.not_applicable(c, path))
+    plain = emit.execute(paths.program(case, path, plain=True)[0], {}, name=path)["run"]()
+    full = paths.run(case, path)
+    assert full.error is None, full.error
+    assert [np.asarray(v).tolist() for v in plain] == [v.tolist() for v in full.values]
 
 
 def test_a_reproducer_takes_the_plain_form_where_the_bug_shows_there(tmp_path):

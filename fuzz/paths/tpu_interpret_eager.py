@@ -40,10 +40,10 @@ results = pallas_call.results
 model_results = tpu_interpret.model_results
 
 
-def harness(case: ir.Case) -> str:
+def harness(case: ir.Case, plain: bool = False) -> str:
     # A race is reported, not raised (0.12's default raises; 0.10 only reports).
     warn = ', on_race="warn"' if compat.has_interpret_option("on_race") else ""
-    return tpu_interpret.harness(case, PARAMS + warn)
+    return tpu_interpret.harness(case, PARAMS + warn, plain)
 
 
 def run(case: ir.Case) -> paths.Outcome:
