@@ -18,9 +18,9 @@ def kernel(dyn, out, r0):
     v0 = pl.semaphore_read(r0)
     out[0] = v0
 
-def pallas_kernel(dyn, out, r0):
+def pallas_kernel(out, r0):
     out[...] = jnp.zeros(out.shape, jnp.int32)
-    kernel(dyn, out, r0, )
+    kernel(None, out, r0, )
 
 
 def function():
@@ -29,7 +29,7 @@ def function():
         pallas_kernel, interpret=True,
         out_shape=(jax.ShapeDtypeStruct(OUT, jnp.int32), ),
         scratch_shapes=[pltpu.SemaphoreType.REGULAR((1,))])
-    return call, (DYN, )
+    return call, ()
 
 def run():
     f, args = function()

@@ -17,9 +17,9 @@ OUT = (1,)  # one int32 slot per semaphore read
 def kernel(dyn, out, r0):
     pl.semaphore_signal(r0, 0, device_id=0)
 
-def pallas_kernel(dyn, out, r0):
+def pallas_kernel(out, r0):
     out[...] = jnp.zeros(out.shape, jnp.int32)
-    kernel(dyn, out, r0, )
+    kernel(None, out, r0, )
 
 
 def function():
@@ -28,7 +28,7 @@ def function():
         pallas_kernel, interpret=True,
         out_shape=(jax.ShapeDtypeStruct(OUT, jnp.int32), ),
         scratch_shapes=[pltpu.SemaphoreType.REGULAR(())])
-    return call, (DYN, )
+    return call, ()
 
 def run():
     f, args = function()

@@ -18,9 +18,9 @@ def kernel(dyn, out):
     r0 = pltpu.get_barrier_semaphore()
     pl.semaphore_signal(r0, 0)
 
-def pallas_kernel(dyn, out):
+def pallas_kernel(out):
     out[...] = jnp.zeros(out.shape, jnp.int32)
-    kernel(dyn, out, )
+    kernel(None, out, )
 
 
 def function():
@@ -29,7 +29,7 @@ def function():
         pallas_kernel, interpret=True,
         out_shape=(jax.ShapeDtypeStruct(OUT, jnp.int32), ),
         compiler_params=pltpu.CompilerParams(collective_id=0))
-    return call, (DYN, )
+    return call, ()
 
 def run():
     f, args = function()

@@ -19,9 +19,9 @@ def kernel(dyn, out, r0):
         pl.semaphore_signal(r0, 0)
     jax.jit(wrap0)()
 
-def pallas_kernel(dyn, out, r0):
+def pallas_kernel(out, r0):
     out[...] = jnp.zeros(out.shape, jnp.int32)
-    kernel(dyn, out, r0, )
+    kernel(None, out, r0, )
 
 
 def function():
@@ -30,7 +30,7 @@ def function():
         pallas_kernel, interpret=True,
         out_shape=(jax.ShapeDtypeStruct(OUT, jnp.int32), ),
         scratch_shapes=[pltpu.SemaphoreType.REGULAR(())])
-    return call, (DYN, )
+    return call, ()
 
 def run():
     f, args = function()
