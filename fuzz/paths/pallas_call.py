@@ -160,8 +160,7 @@ def harness(case: ir.Case, interpret: str = INTERPRET, plain: bool = False) -> s
     # each device's blocks continue the pattern, as a grid's do
     inputs = [ir.Ref(r.kind, (case.devices, *r.shape)) if case.devices else r
               for r in stacked[:len(data)]]
-    mesh = _ON_MESH.format(devices=case.devices, axis=ir.MESH_AXIS, operands=len(data),
-                           dyn="dyn, " if dyn else "",
+    mesh = _ON_MESH.format(devices=case.devices, axis=ir.MESH_AXIS, dyn="dyn, " if dyn else "",
                            in_specs=f"(P(), *[P({ir.MESH_AXIS!r})] * {len(data)})" if dyn
                            else f"P({ir.MESH_AXIS!r})") \
         if case.devices else ""
