@@ -176,6 +176,27 @@ def _through_a_transformed_ref(case: ir.Case, k: int) -> bool:
     return len(chain[:-1] if chain and isinstance(chain[-1], ir.At) else chain) > 0
 
 
+def _dynamic_index_broadcast(case: ir.Case, k: int) -> bool:
+    """A view of statement k indexed by integers (`Int`, `IntArray`) of
+    which a traced one (read from ``dyn``) has not the shape they broadcast
+    to: NDIndexer broadcasts it with state's broadcast_to primitive."""
+    for view in ir.views(case.statements[k]):
+        for t in view.transforms:
+            if not isinstance(t, ir.At):
+                continue
+            ints = [i for i in t.indices if isinstance(i, (ir.Int, ir.IntArray))]
+            shapes = [(len(i.values),) if isinstance(i, ir.IntArray) else () for i in ints]
+            if not any(isinstance(i, ir.IntArray) for i in ints):
+                continue
+            try:
+                wanted = np.broadcast_shapes(*shapes)
+            except ValueError:
+                continue
+            if any(i.dynamic and s != wanted for i, s in zip(ints, shapes)):
+                return True
+    return False
+
+
 def _ds_with_dynamic_start(case: ir.Case, k: int) -> bool:
     return any(isinstance(d, ir.Ds) and d.start.dynamic for d in ir.walk(case.statements[k], ir.Ds))
 
@@ -770,6 +791,28 @@ KNOWN_FINDINGS: tuple[KnownFinding, ...] = (
         example=ir.Case((ir.Ref("float32", (1,)),), (Get(ir.View(0, (
             ir.At((ir.Slice(),)), ir.At((ir.Slice(),))))),), paths=("eager",)),
         paths=("eager",),
+        severity=CRASH),
+    KnownFinding(
+        "ref-index-broadcast-has-no-ad-or-batching-rule",
+        "indexing a jax.new_ref with a traced integer index beside an integer "
+        "array index of another shape (r[i, jnp.array([0])], i read from "
+        "another ref) raises NotImplementedError for state's broadcast_to "
+        "primitive under reverse-mode AD of jax.jit (jax.grad, jax.vjp, "
+        "jax.linearize): \"Differentiation rule for 'broadcast_to' not "
+        "implemented\"; under jax.vmap of the index too (\"Batching rule for "
+        "'broadcast_to' not implemented\"). NDIndexer.from_indices_shape (state/indexing.py) "
+        "broadcasts the integer indexers with broadcast_to_p "
+        "(state/primitives.py), which registers an impl, an abstract eval and "
+        "lowerings but no JVP, transpose or batching rule. A static index, or "
+        "one of the broadcast shape already, needs no broadcast and works",
+        symptoms=(("grad-matches", r"^(eagerly, )?(fwd|rev) derivatives of .*: "
+                                   r"NotImplementedError: Differentiation rule for "
+                                   r"'broadcast_to' not implemented"),
+                  ("vmap-stack", r"vmap raised NotImplementedError: Batching rule for "
+                                 r"'broadcast_to' not implemented")),
+        trigger=_dynamic_index_broadcast,
+        example=ir.Case((ir.Ref("float32", (1, 1)),), (Get(ir.View(0, (
+            ir.At((ir.Int(0, dynamic=True), ir.IntArray((0,)))),))),), paths=("eager",)),
         severity=CRASH),
     KnownFinding(
         "run-state-reverse-mode-fails",
