@@ -44,9 +44,11 @@ def semaphore_shapes(*, min_dims=0, max_dims=3, min_side=0, max_side=4
     # Sides shrink towards 1 rather than 0 so a shrunk shape stays usable.
     side = st.integers(max(min_side, 1), max_side) if max_side >= 1 else st.just(0)
     if min_side == 0 and max_side >= 1:
-        # One side in eight is 0: zero-size semaphores are an edge case, not
-        # half of all shapes.
-        side = st.one_of(*[side] * 7, st.just(0))
+        # One side in eight is 0: zero-size refs are an edge case, not half
+        # of all shapes (a zero-size operand stops every Pallas path at a
+        # known crash). Not one_of(*[side] * 7, just(0)): one_of drops the
+        # repeated strategy, and that drew 0 for about one side in four.
+        side = st.tuples(st.integers(0, 7), side).map(lambda ks: 0 if ks[0] == 7 else ks[1])
     return st.lists(side, min_size=min_dims, max_size=max_dims).map(tuple)
 
 
