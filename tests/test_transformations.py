@@ -329,3 +329,15 @@ def test_a_batched_pl_ds_start_is_refused_under_vmap_and_hides_no_other_bug(plan
     caught = oracles.check(case).failures
     assert any(f.oracle == "model-vs-path" and f.path in ("jax_refs", "pallas_call")
                for f in caught), caught
+
+
+def test_a_broadcast_index_fails_under_grad_and_vmap_as_one_known_bug():
+    """ref-index-broadcast-has-no-ad-or-batching-rule has two faces, one
+    root cause (broadcast_to_p has no transformation rules): reverse-mode AD
+    and vmap of r[i, jnp.array([0])] with i traced are both matched to it."""
+    entry = known_findings.BY_ID["ref-index-broadcast-has-no-ad-or-batching-rule"]
+    if not seen_on.applies("known", entry.id):
+        pytest.skip(f"its example is {seen_on.verdict('known', entry.id)} on this JAX")
+    report = oracles.check(entry.example, oracles=("grad-matches", "vmap-stack"))
+    assert {(f.oracle, f.known) for f in report.failures} == {
+        ("grad-matches", entry.id), ("vmap-stack", entry.id)}
