@@ -51,6 +51,15 @@ def test_a_cost_is_read_from_the_module_that_states_it(monkeypatch):
     assert not any("vmap-stack" in cheap.plan(STORE).skipped for _ in range(50))
 
 
+def test_a_replayed_regression_runs_everything_though_its_features_are_covered():
+    """A campaign replays filed regressions through the schedule: a costly
+    unit skipped there (the one that found the bug) read as the bug fixed."""
+    s = schedule.Scheduler(seed=0)
+    s.ran(STORE, s.plan(STORE))
+    assert any(s.plan(STORE).skipped for _ in range(50))
+    assert all(s.plan(STORE, everything=True).skipped == () for _ in range(50))
+
+
 def test_the_all_schedule_runs_everything_and_an_unknown_one_is_refused():
     s = schedule.Scheduler(seed=0, mode="all")
     s.ran(STORE, s.plan(STORE))

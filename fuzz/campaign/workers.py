@@ -179,9 +179,10 @@ class Worker:
         self._parent = config.parent or os.getppid()
 
     # -- one case ---------------------------------------------------------
-    def run_case(self, case):
-        """The body of the campaign's test: check ``case``, report, keep
-        failures pending until filed."""
+    def run_case(self, case, *, everything=False):
+        """The body of the campaign's test: check ``case`` (on every path
+        and oracle with ``everything``, else as the schedule plans), report,
+        keep failures pending until filed."""
         if stop_reason or os.getppid() != self._parent:
             raise Stop()
         from fuzz import oracles, serialize  # heavy: not at import (see the docstring)
@@ -190,7 +191,7 @@ class Worker:
                           json.dumps({"seq": seq, "case": serialize.to_data(case)}))
         self.channel.send("start", seq=seq)
         stats = self._property.Stats()
-        plan = self.schedule.plan(case)
+        plan = self.schedule.plan(case, everything=everything)
         start = time.perf_counter()
         try:
             return self._property.check_property(
@@ -302,7 +303,7 @@ class Worker:
 
     def replay_corpus(self):
         self._property.replay_corpus(
-            self.config.corpus_dir, self.run_case,
+            self.config.corpus_dir, lambda case: self.run_case(case, everything=True),
             on_failure=lambda f: self.file(f, minimize=True),
             on_fixed=lambda entry: self.channel.send("fixed", id=entry.meta["id"]),
             on_warning=lambda message: self.channel.send("warning", message=message),
