@@ -171,6 +171,20 @@ def test_a_masked_load_of_a_ref_without_tangent_is_the_load_jvp_finding():
     assert k.id in [f.known for f in oracles.check(case, oracles=("grad-matches",)).failures]
 
 
+def test_a_masked_store_to_a_ref_without_tangent_is_the_same_finding():
+    """pltpu.store's JVP rule (_swap_jvp) binds on the ref's None tangent as
+    pltpu.load's does: one defect, one entry (a clean-clone campaign once
+    filed this face as new)."""
+    from fuzz.ops.ref import MaskedStore
+    from fuzz.ops.ref.common import Iota
+    k = known_findings.BY_ID["run-state-jvp-of-load-without-tangent"]
+    if k not in known_findings.KNOWN:
+        pytest.skip("not live on this JAX")
+    case = ir.Case((ir.Ref("float32", ()), ir.Ref("int32", (2,))),
+                   (Get(ir.View(0)), MaskedStore(ir.View(1), Iota("int32", (2,), 1))), ("run_state",))
+    assert [f.known for f in oracles.check(case, oracles=("grad-matches",)).failures] == [k.id]
+
+
 def test_grad_matches_holds_on_values_far_from_zero():
     """Finite differences at float32 lose ~1% near 20 with a small step: the
     oracle's step keeps real JAX clean there (it once reported this case)."""

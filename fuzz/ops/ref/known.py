@@ -892,11 +892,13 @@ KNOWN_FINDINGS: tuple[KnownFinding, ...] = (
     KnownFinding(
         "run-state-jvp-of-load-without-tangent",
         "forward-mode AD (jax.jvp) of a pl.run_state program fails on a "
-        "pltpu.load (the masked_load primitive, masked or not) of a ref that has "
+        "pltpu.load or pltpu.store (the masked_load and masked_swap primitives, "
+        "masked or not) of a ref that has "
         "no tangent (an integer ref, or a float16 one the jvp does not "
-        "differentiate): Pallas' _load_jvp binds load_p on the ref's tangent, "
+        "differentiate): Pallas' _load_jvp and _swap_jvp bind load_p and swap_p "
+        "on the ref's tangent, "
         "which is None ('ValueError: Too few leaves for PyTreeDef; expected 1, "
-        "got 0', in _load_abstract_eval); x[...] of the "
+        "got 0', in their abstract evals); x[...] of the "
         "same ref is differentiated. jax.jvp of a pallas_call(interpret=True) "
         "taken with respect to one input, whose kernel pltpu.loads another, "
         "fails so too, and then on the pallas_call's own JVP rule, which "
@@ -907,8 +909,8 @@ KNOWN_FINDINGS: tuple[KnownFinding, ...] = (
                                    r"PyTreeDef; expected (\d+), got (\d+)"),),
         # (grad-matches differentiates the float32 and float64 refs: a
         # float16 one has no tangent either)
-        trigger=lambda case, k: isinstance(case.statements[k], MaskedLoad) and case.refs[
-            case.statements[k].view.ref].kind not in ("float32", "float64"),
+        trigger=lambda case, k: isinstance(case.statements[k], (MaskedLoad, MaskedStore)) and
+            case.refs[case.statements[k].view.ref].kind not in ("float32", "float64"),
         example=ir.Case((ir.Ref("float32", ()), ir.Ref("int32", (2,))), (
             Get(ir.View(0)), MaskedLoad(ir.View(1))), paths=("run_state",)),
         paths=("run_state",),
