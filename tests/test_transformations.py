@@ -355,3 +355,15 @@ def test_a_broadcast_index_fails_under_grad_and_vmap_as_one_known_bug():
     report = oracles.check(entry.example, oracles=("grad-matches", "vmap-stack"))
     assert {(f.oracle, f.known) for f in report.failures} == {
         ("grad-matches", entry.id), ("vmap-stack", entry.id)}
+
+
+@pytest.mark.parametrize("indices, broadcast", [
+    ((ir.Int(0, True), ir.IntArray((0,))), True),          # a traced scalar beside an array
+    ((ir.IntArray((0,), True), ir.IntArray((0, 1))), True),  # a traced array of another length
+    ((ir.Int(0), ir.IntArray((0,))), False),               # static: a constant, no tangent
+    ((ir.Int(0, True), ir.Int(1)), False),                 # no array: nothing to broadcast
+    ((ir.IntArray((0, 1), True), ir.IntArray((0, 1))), False)])  # already of the shape
+def test_the_broadcast_index_trigger_wants_a_traced_index_to_broadcast(indices, broadcast):
+    entry = known_findings.BY_ID["ref-index-broadcast-has-no-ad-or-batching-rule"]
+    case = ir.Case((ir.Ref("float32", (2, 2)),), (Get(ir.View(0, (ir.At(indices),))),), ("eager",))
+    assert entry.trigger(case, 0) is broadcast

@@ -185,12 +185,10 @@ def _dynamic_index_broadcast(case: ir.Case, k: int) -> bool:
             if not isinstance(t, ir.At):
                 continue
             ints = [i for i in t.indices if isinstance(i, (ir.Int, ir.IntArray))]
-            shapes = [(len(i.values),) if isinstance(i, ir.IntArray) else () for i in ints]
-            if not any(isinstance(i, ir.IntArray) for i in ints):
-                continue
+            shapes = [np.shape(ir.index_key(i)) for i in ints]
             try:
                 wanted = np.broadcast_shapes(*shapes)
-            except ValueError:
+            except ValueError:   # (an invalid program's mistake)
                 continue
             if any(i.dynamic and s != wanted for i, s in zip(ints, shapes)):
                 return True
