@@ -98,6 +98,15 @@ class Bug:
     entry: KnownFinding
 
     @property
+    def root(self) -> str:
+        """The root cause it is a face of: the entry its ``same_as`` chain
+        ends at (its own id where it has none). One fix, one root cause."""
+        entry = self.entry
+        while entry.same_as:
+            entry = known_findings.BY_ID[entry.same_as]
+        return entry.id
+
+    @property
     def last_bad(self) -> str:
         return self.bad_on[-1]
 

@@ -7,6 +7,7 @@ import re
 import pytest
 
 from fuzz import compat, oracles, rediscovery
+from fuzz.bench_campaign import by_root
 from fuzz.rediscovery import BY_ID, CATALOGUE, FIXED, LIVE, Bug
 from fuzz.suppressions import known_findings, seen_on
 from fuzz.triage import bisect, releases
@@ -118,3 +119,24 @@ def test_one_bisection_narrows_both_a_finding_and_a_fixed_bug():
                                          max_skipped=4)
     assert hi - lo > 1 and len(skipped) == 4
     assert bisect.narrowed(0, 20, lambda i: i < 1)[:2] == (0, 1)
+
+
+def test_each_bug_is_a_face_of_a_root_cause_of_its_own_kind():
+    """`Bug.root` follows ``same_as`` to an entry that is its own root, in
+    the catalogue and of the same kind (a fix mends all its faces)."""
+    face = BY_ID["wrapped-bool-addupdate-partial-discharge"]
+    assert face.root == "wrapper-in-run-scoped-mixing-scoped-and-outer-refs"
+    for b in CATALOGUE:
+        root = BY_ID[b.root]
+        assert root.root == root.id and root.kind == b.kind, b.id
+    assert len({b.root for b in LIVE}) < len(LIVE)
+
+
+def test_a_trial_exposes_a_root_cause_at_the_first_of_its_faces():
+    face, root = "wrapped-bool-addupdate-partial-discharge", "wrapper-in-run-scoped-mixing-scoped-and-outer-refs"
+    other = LIVE_A
+    trials = {face: [(("r", 0), 30.0), (("r", 1), None), (("r", 2), None)],
+              root: [(("r", 0), 90.0), (("r", 1), 5.0), (("r", 2), None)],
+              other: [(("r", 0), None)]}
+    assert by_root(trials) == {root: [(("r", 0), 30.0), (("r", 1), 5.0), (("r", 2), None)],
+                               other: [(("r", 0), None)]}
