@@ -15,8 +15,8 @@ import pytest
 from fuzz import compat, ir, oracles, paths
 from fuzz.suppressions import known_findings, seen_on, unsupported
 from fuzz.campaign.property import Stats, check_property, filed_signatures
-from fuzz.ops.ref import AddUpdate, Get, Swap
-from fuzz.ops.ref.common import Fill, Iota
+from fuzz.ops.ref import Get, Swap
+from fuzz.ops.ref.common import Fill
 from fuzz.ops.semaphore import Read, Signal, Wait
 from fuzz.oracles import errors, jit_eager, model_vs_path
 from fuzz.triage import corpus, filing, findings, reports
@@ -425,39 +425,3 @@ def test_unmasking_runs_a_case_again_without_a_known_crash_and_reports_what_it_h
     failure = raised.value
     assert failure.oracle == "model-vs-path" and failure.known is None
     assert ir.primitive(failure.case.statements[failure.statement]) == "swap"
-
-
-@premise(seen_on.applies("known", "same-width-bitcast-below-2d")
-         and seen_on.applies("known", "addupdate-bool-ref-gather"),
-         "no same-width-bitcast-below-2d or addupdate-bool-ref-gather here")
-def test_unmasking_goes_on_behind_every_trigger_and_the_next_known_crash(plant):
-    """The planted swap of the test above, behind two 1-D bitcasts (the
-    crash raised on the first; the second would stop the paths again) and,
-    behind those, a bool addupdate through an array index (a second known
-    crash, which the bitcast hid): unmasking drops both bitcasts, then the
-    addupdate, and reports the swap."""
-    rules = compat.discharge_rules()
-    swap = next(p for p in rules if p.name == "swap")
-
-    def around(call, in_avals, values, params):
-        new_invals, outs = call()
-        return [None if v is None or v.dtype == bool else v + 1 for v in new_invals], outs
-    plant(rules, swap, compat.wrap_rule(rules[swap], around))
-    bitcast = Get(ir.View(0, (ir.Bitcast("float32"),)))
-    case = ir.Case((ir.Ref("int32", (3,)), ir.Ref("bool", (2,)), ir.Ref("int32", (2,))), (
-        bitcast, bitcast,
-        AddUpdate(ir.View(1, (ir.At((ir.IntArray((1,), True),)),)), Iota("bool", (1,), 1)),
-        Swap(ir.View(2), Fill(ir.Int(5), (2,)))),
-        # (not the TPU interpreter: it refuses the addupdate at once, a third crash)
-        ("abstract", "jax_refs", "pallas_call"))
-    masked = Stats()
-    check_property(case, masked)
-    assert set(masked.known) == {"same-width-bitcast-below-2d"}
-    stats = Stats()
-    with pytest.raises(oracles.OracleFailure) as raised:
-        check_property(case, stats, unmask=True)
-    assert stats.unmasked == 2
-    assert set(stats.known) == {"same-width-bitcast-below-2d", "addupdate-bool-ref-gather"}
-    failure = raised.value
-    assert failure.oracle == "model-vs-path" and failure.known is None
-    assert [ir.primitive(s) for s in failure.case.statements] == ["swap"]

@@ -99,12 +99,10 @@ def check_property(case, stats: Stats = SESSION, include_known=False, *,
     if unknown:
         raise unknown[0]
     if unmask and (behind := known_findings.unmasked(case, report.failures)) is not None:
-        # Again, behind the next known crash, if any: each round drops a
-        # statement or more, so it ends.
         stats.unmasked += 1
         check_property(behind, stats, include_known, on_paths=on_paths,
                        only_oracles=only_oracles, already_found=already_found,
-                       unsupported_are_findings=unsupported_are_findings, unmask=True)
+                       unsupported_are_findings=unsupported_are_findings)
     return report
 
 

@@ -113,14 +113,10 @@ def unmasked(case: ir.Case, failures) -> ir.Case | None:
     """``case`` (valid) without the statements that triggered the known
     findings among ``failures`` that a path raised on: a known crash stops
     every oracle on its path, so while it is hit, a bug behind it stays
-    hidden. Every statement with such a finding's trigger goes, not only the
-    one it raised on: a second one would stop the path again. None where no
-    known finding raised, or nothing well-formed is left."""
-    stopped = [f for f in failures if f.known is not None and f.oracle == "valid-runs"]
-    drop = {n for f in stopped for n in trigger_statements(BY_ID[f.known], f)}
-    # (a case-level trigger holds at every statement: only the one raised on goes)
-    drop |= {n for k in {f.known for f in stopped} if not BY_ID[k].case_level
-             for n in range(len(case.statements)) if has_trigger(BY_ID[k], case, n)}
+    hidden. None where no known finding raised, or nothing well-formed is
+    left."""
+    drop = {n for f in failures if f.known is not None and f.oracle == "valid-runs"
+            for n in trigger_statements(BY_ID[f.known], f)}
     if not case.valid or not drop:
         return None
     body = case.body
