@@ -99,12 +99,8 @@ class Bug:
 
     @property
     def root(self) -> str:
-        """The root cause it is a face of: the entry its ``same_as`` chain
-        ends at (its own id where it has none). One fix, one root cause."""
-        entry = self.entry
-        while entry.same_as:
-            entry = known_findings.BY_ID[entry.same_as]
-        return entry.id
+        """The root cause it is a face of (`known_findings.root_id`)."""
+        return known_findings.root_id(self.entry)
 
     @property
     def last_bad(self) -> str:

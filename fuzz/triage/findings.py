@@ -155,7 +155,7 @@ def root_cause(failure) -> str:
       its signature."""
     if failure.known:
         k = known_findings.BY_ID.get(failure.known)
-        return f"known:{k.same_as or k.id if k is not None else failure.known}"
+        return f"known:{known_findings.root_id(k) if k is not None else failure.known}"
     if isinstance(failure, Crash):
         stuck = re.search(r", in (\S+)$", failure.message)
         return f"{failure.symptom}:{stuck[1] if stuck else normalize(failure.detail)}"
