@@ -401,7 +401,7 @@ def lever(which, seconds, seeds, wanted=None, keep=None):
         print(json.dumps({"kind": kind, **row}))
 
 
-def drawn(strategy_names, n, seed) -> list:
+def _drawn(strategy_names, n, seed) -> list:
     """``n`` cases as a campaign's Hypothesis worker draws them (generation
     only: no database, no shrinking)."""
     cases = []
@@ -427,7 +427,7 @@ def reach(n, seeds=3, which="swarm"):
     for name, strategy_names in arms:
         counts[name] = {b.id: [] for b, _ in bugs}
         for seed in range(seeds):
-            cases = drawn(strategy_names, n, seed)
+            cases = _drawn(strategy_names, n, seed)
             for b, k in bugs:
                 counts[name][b.id].append(sum(any(
                     known_findings.has_trigger(k, case, at) for at in range(len(case.statements)))

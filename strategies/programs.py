@@ -256,11 +256,9 @@ def programs(draw, *, kinds=ir.SEMAPHORE_KINDS, shapes=None, max_semaphores=3,
     data_dtypes = (*data_dtypes, *ir.X64_DTYPES) if x64 else tuple(data_dtypes)
     kinds_of = {f: [op for op in (all_ops() if ops is None else ops) if op.family == f]
                 for f in ("semaphore", "ref", "control", "dma")}
-    # One program in four uses only unscoped int16 arrays, which every path
-    # (run_state included) can express; shrinking heads there. (One in two
-    # until stop 48: the TPU interpreter, which takes real semaphores only,
-    # skipped 425 of 1,000 drawn valid programs.)
-    only_int16 = "int16" in kinds and draw(st.integers(0, 3)) == 0
+    # Half the programs use only unscoped int16 arrays, which every path
+    # (run_state included) can express; shrinking heads there.
+    only_int16 = "int16" in kinds and draw(st.booleans()) is False
     decls = functools.partial(
         semaphore_decls, **({"kinds": ("int16",), "scoped": st.just(False)} if only_int16
                             else {"kinds": kinds}))
@@ -353,20 +351,8 @@ def ref_programs(draw, **options):
     (Ref(kind='float32', shape=(2,), scoped=False, memory_space=None, aliased=False),)
     """
     ops = tuple(op for op in all_ops() if op.family not in ("semaphore", "dma"))
-    drawn = programs(max_semaphores=0, ops=ops, scoped=False, grid=False, mesh=False, **options)
-    # Half of them run on every path the whole-program transforms take (a
-    # path's GRAD or VMAP fact): a masked load or store, a reshaped view or
-    # emit_pipeline keeps a program off the eager path, and with it
-    # grad-matches' reverse mode and vmap of eager ref rules; 7 in 10 drawn
-    # programs had one (a probe of 1,000, stop 48).
-    if draw(st.booleans()):
-        drawn = drawn.filter(_on_transformed_paths)
-    return draw(drawn)
-
-
-def _on_transformed_paths(case: ir.Case) -> bool:
-    return not any(path_modules.not_applicable(case, p) for p in case.paths
-                   if path_modules.fact(p, "GRAD") or path_modules.fact(p, "VMAP"))
+    return draw(programs(max_semaphores=0, ops=ops, scoped=False, grid=False, mesh=False,
+                         **options))
 
 
 @st.composite
