@@ -30,15 +30,16 @@ ALL_KNOWN: tuple[KnownFinding, ...] = ops.known_findings()
 KNOWN = seen_on.only_seen("known", ALL_KNOWN)
 BY_ID = {k.id: k for k in ALL_KNOWN}
 
+# The control family's entries are about control statements, the others'
+# about the statements over views (an entry of one of those may be about a
+# statement of the other: a transposed view is refused alike).
+FAMILY = ops.finding_families()
+
 
 def root_id(k: KnownFinding) -> str:
     """The root cause ``k`` is a face of: the entry it names in ``same_as``
     (a maintainer's review: one fix mends both), else its own id."""
     return k.same_as or k.id
-# The control family's entries are about control statements, the others'
-# about the statements over views (an entry of one of those may be about a
-# statement of the other: a transposed view is refused alike).
-FAMILY = ops.finding_families()
 
 
 def _hits(patterns, failure) -> bool:
