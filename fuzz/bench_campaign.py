@@ -21,11 +21,13 @@
                         releases it lives on; a miss counts as BUDGET) and how
                         many exposed it; with --keep, the corpus files of its new
                         findings go to DIR/<release>-seed<seed>/ (per setting of a lever)
-    python -m fuzz.bench_campaign swarm|refs|schedule|mode|filing|unmask|defaults BUDGET SEEDS [--releases R1,...]
+    python -m fuzz.bench_campaign swarm|refs|plain|schedule|mode|filing|unmask|defaults BUDGET SEEDS [--releases R1,...]
                         one lever, side by side: rediscover with each of its
                         settings (`LEVERS`: swarm,invalid and valid,swarm,invalid
                         against the default strategies; valid,refs,invalid
-                        against them; --schedule cost against all; --mode
+                        against them; plain programs as a quarter of the draws
+                        and as half the ref programs against none; --schedule
+                        cost against all; --mode
                         atheris and mixed against hypothesis; --filing end
                         against inline; --unmask against not; the defaults
                         against the levers' winners together), the same seeds
@@ -43,7 +45,7 @@
                         per plant the distinct new signatures (one finding each,
                         as a wrong value's root cause was before rule isolation)
                         against the reports filed for them (one per root cause)
-    python -m fuzz.bench_campaign reach CASES [SEEDS] [--lever swarm|refs]
+    python -m fuzz.bench_campaign reach CASES [SEEDS] [--lever swarm|refs|plain]
                         the generator's reach, without running JAX: for each
                         setting of the lever (default swarm), SEEDS (default 3) draws of
                         CASES cases each, and per benchmark bug how many of them
@@ -360,6 +362,12 @@ LEVERS = {
               ("both", {"strategies": ["valid", "swarm", "invalid"]})],
     "refs": [("default", {"strategies": ["valid", "invalid"]}),
              ("refs", {"strategies": ["valid", "refs", "invalid"]})],
+    # plain programs as a quarter of the draws, or as half the ref programs
+    # (a strategy named twice is drawn twice as often)
+    "plain": [("default", {"strategies": ["valid", "refs", "invalid"]}),
+              ("own-quarter", {"strategies": ["valid", "refs", "plain", "invalid"]}),
+              ("half-of-refs", {"strategies": ["valid", "valid", "refs", "plain", "invalid",
+                                               "invalid"]})],
     # the defaults before ten-minute campaigns chose them against today's
     # (valid,refs,invalid with --schedule cost)
     "defaults": [("before", {"strategies": ["valid", "invalid"], "schedule": "all"}),

@@ -345,7 +345,8 @@ def ref_programs(draw, **options):
     ``jax.new_ref`` under jit and eagerly among them, and so the ones the
     whole-program oracles (vmap-stack, grad-matches, control-unrolled) can
     compare; among `programs` they are about one in twelve, as most draw a
-    semaphore or a copy. Shrinks as `programs` does.
+    semaphore or a copy. The eager path takes one in three
+    (`plain_programs`: nine in ten). Shrinks as `programs` does.
 
     >>> ref_programs().example().refs
     (Ref(kind='float32', shape=(2,), scoped=False, memory_space=None, aliased=False),)
@@ -353,6 +354,28 @@ def ref_programs(draw, **options):
     ops = tuple(op for op in all_ops() if op.family not in ("semaphore", "dma"))
     return draw(programs(max_semaphores=0, ops=ops, scoped=False, grid=False, mesh=False,
                          **options))
+
+
+@st.composite
+def plain_programs(draw, **options):
+    """Programs over data refs as plain JAX code over ``jax.Ref`` writes them: no
+    Pallas API (no ``pltpu.load``, ``pl.when`` or emit_pipeline: an op's
+    ``pallas_api``), and views only indexed (``x.at[...]``; an eager
+    ``jax.Ref`` has no ``.reshape``, ``.transpose`` or ``.bitcast``). The
+    eager path takes nine in ten (not a shard_map or ``pl.run_scoped``
+    wrapper), so the whole-program oracles run on it too; of `ref_programs`,
+    one in three. Filtered to those, ref programs are mostly short ones;
+    drawn so, they keep their size, and with it the nestings of control
+    flow and wrappers where the transforms' rules go wrong: 8 to 30 times
+    as many of the slowest eager-path bugs' triggers (docs/measurements.md,
+    "Plain JAX programs"). Not drawn by default: at ten minutes they tied.
+
+    >>> plain_programs().example().refs
+    (Ref(kind='float32', shape=(2,), scoped=False, memory_space=None, aliased=False),)
+    """
+    ops = tuple(op for op in all_ops() if not op.pallas_api)
+    return draw(programs(max_semaphores=0, ops=ops, transforms=("at",), scoped=False,
+                         grid=False, mesh=False, **options))
 
 
 @st.composite

@@ -8,7 +8,9 @@ from fuzz import ir, ops
 from fuzz.triage import minimize
 from fuzz.ops.semaphore import Read, Signal, Wait
 from fuzz import paths
-from strategies.programs import MISTAKES, invalid_programs, programs, ref_programs, swarm_programs
+from fuzz.ops.control.wrap import Wrap
+from strategies.programs import (MISTAKES, invalid_programs, plain_programs, programs,
+                                 ref_programs, swarm_programs)
 from strategies.semaphores import semaphore_shapes, semaphores
 from strategies.transforms import transform_chains
 
@@ -167,3 +169,32 @@ def test_ref_programs_run_on_jax_new_ref(case):
     assert case.grid is None and case.devices is None
     assert paths.MODULES["jax_refs"].not_applicable(case) is None, case
 
+
+
+@settings(max_examples=30, deadline=None)
+@given(plain_programs())
+def test_plain_programs_are_plain_jax(case):
+    """No Pallas API and only indexed views: the eager path takes every one
+    but a shard_map or pl.run_scoped wrapper's (which it refuses as JAX does)."""
+    assert case.valid and not minimize.mistakes(case)
+    assert not any(s.pallas_api for s in ir.flat(case.body))
+    assert all(isinstance(t, ir.At) for v in ir.walk(case.body, ir.View) for t in v.transforms)
+    wrapped = any(getattr(s, "via", None) in ("shard_map", "run_scoped") for s in ir.flat(case.body))
+    assert wrapped or paths.not_applicable(case, "eager") is None, case
+
+
+def test_every_pallas_call_is_pallas_api():
+    """An op whose call is Pallas's (pl., pltpu.), or a semaphore or a copy,
+    says so: plain programs must not draw it."""
+    for op in ops.ops():
+        pallas = (op.public_call or "").startswith("pl") or op.family in ("semaphore", "dma")
+        assert op.pallas_api == pallas, op.__name__
+
+
+def test_plain_programs_reach_a_store_in_checkpoint_on_the_eager_path():
+    """What they are for: a conjunction ref programs reach about once in
+    1,500 draws (docs/measurements.md, stop 49)."""
+    _find(plain_programs(), lambda c: paths.not_applicable(c, "eager") is None and any(
+        isinstance(s, Wrap) and s.via == "checkpoint" and any(
+            t.primitive in ("swap", "addupdate") for t in ir.flat(s.body))
+        for s in ir.flat(c.body)))

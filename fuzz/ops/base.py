@@ -28,6 +28,10 @@ class Op(ir.Statement):
     # title names it ("pltpu.emit_pipeline"); None for plain indexing, or
     # where the call varies.
     public_call: ClassVar[str | None] = None
+    # Whether the statement is Pallas API (pltpu.load, pl.when, emit_pipeline,
+    # semaphores, copies): plain JAX code over jax.Ref has only the others
+    # (`strategies.programs.plain_programs`).
+    pallas_api: ClassVar[bool] = False
     # What a reader of a snippet with this statement must know to trust it
     # (a stand-in the snippet needs on CPU), said in its report; None: nothing.
     report_note: ClassVar[str | None] = None

@@ -48,6 +48,7 @@ class Pipeline(SlicingOp):
     inline: bool = False
     tag = "pipeline"
     public_call = "pltpu.emit_pipeline"
+    pallas_api = True
     report_note = (
         "pltpu.emit_pipeline reads the device it tiles its blocks for; a CPU has "
         "no TPU, so the snippet names one with `jax.sharding.use_abstract_mesh` "

@@ -17,6 +17,7 @@ class When(ControlOp):
     body: tuple[ir.Statement, ...]
     tag = "when"
     public_call = "pl.when"
+    pallas_api = True
     primitive = "cond"
     block_fields = ("body",)
 

@@ -58,6 +58,7 @@ class DmaOp(Op):
     src_sem: ir.View | None = None
     device_id: ir.MeshIndex | None = field(default=None, kw_only=True)
     family = "dma"
+    pallas_api = True
 
     def copy_args(self, e) -> str:
         """``src, dst, sem[, src_sem=...]`` as source (a remote copy's:

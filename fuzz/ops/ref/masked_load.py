@@ -47,6 +47,7 @@ class MaskedLoad(RefOp):
     other: Value | None = None
     tag = "masked_load"
     public_call = "pltpu.load"
+    pallas_api = True
     primitive = "masked_load"
     reads_only = True
 

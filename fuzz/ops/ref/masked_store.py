@@ -34,6 +34,7 @@ class MaskedStore(RefOp):
     mask: Mask | None = None
     tag = "masked_store"
     public_call = "pltpu.store"
+    pallas_api = True
     primitive = "masked_swap"
 
     def source(self, e) -> str:

@@ -15,6 +15,7 @@ READ_KINDS = SIGNAL_WAIT_KINDS + ("dma",)
 
 class SemaphoreOp(Op):
     family = "semaphore"
+    pallas_api = True
     kinds = SIGNAL_WAIT_KINDS   # the ref kinds the primitive takes
 
     def counted(self):
