@@ -366,8 +366,8 @@ def plain_programs(draw, **options):
     wrapper), so the whole-program oracles run on it too; of `ref_programs`,
     one in three. Filtered to those, ref programs are mostly short ones;
     drawn so, they keep their size, and with it the nestings of control
-    flow and wrappers where the transforms' rules go wrong: 8 to 30 times
-    as many of the slowest eager-path bugs' triggers (docs/measurements.md,
+    flow and wrappers where the transforms' rules go wrong: 7 times as
+    many of the slowest eager-path bugs' triggers or more (docs/measurements.md,
     "Plain JAX programs"). Not drawn by default: at ten minutes they tied.
 
     >>> plain_programs().example().refs
