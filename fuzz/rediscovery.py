@@ -54,7 +54,7 @@ JAX_REPO = "/work/.mirror/jax-ml+jax/repo"
 # judging it as seen_on.json does, with JAX's sources at that commit over
 # the older (else the newer) release's jaxlib (a merge base that runs on
 # neither is taken as bad, as its older release is). Not here: the fixes in
-# 0.11.2 and 0.12.0 (past the mirror); race-detector-misses-a-remote-copy-race
+# 0.11.2, 0.12.0 and 0.12.1 (past the mirror); race-detector-misses-a-remote-copy-race
 # (the commits between fail otherwise, the fuzzer asking an API those
 # sources lack) and signal-and-wait-declare-no-effects (the commits between
 # run on neither jaxlib): given up after MAX_SKIPPED skips; and

@@ -25,7 +25,7 @@ from fuzz.ops.base import view_class
 from fuzz.ops.control import Loop
 from fuzz.ops.dma import DmaStart, DmaWait
 from fuzz.ops.ref import AddUpdate, MaskedLoad, Swap
-from fuzz.ops.ref.common import Iota, Mask
+from fuzz.ops.ref.common import Iota, Mask, negative_static_index
 from fuzz.ops.semaphore import Read, Signal, Wait
 
 # How "this is not supported" reads in JAX's errors.
@@ -141,6 +141,17 @@ TABLE: tuple[Unsupported, ...] = (
         "as Mosaic does",
         ir.Case((ir.Ref("int32", (2,)),), (Swap(ir.View(0, (
             ir.At((ir.IntArray((1,), True),)),)), Iota("int32", (1,))),), ("tpu_interpret",))),
+    # Up to 0.12.0.1 this was an assertion failure, a known finding
+    # (tpu-interpret-negative-static-index); 0.12.1 made it a deliberate bounds
+    # error, as TPU does not normalize a negative index (jax-ml/jax#27490).
+    Unsupported(
+        "tpu-interpret-negative-static-index-out-of-bounds", "tpu_interpret",
+        r"CpuCallback error calling callback: ValueError: Out-of-bounds (masked )?(swap|read|write|load|store) of",
+        "the TPU interpreter refuses a load or store with a negative static index "
+        "(x[:, -1] = v) as out of bounds: TPU does not normalize a negative index",
+        ir.Case((ir.Ref("int32", (1, 2)),), (Swap(ir.View(0, (
+            ir.At((ir.Slice(), ir.Int(-1))),)), Iota("int32", (1,))),), ("tpu_interpret",)),
+        when=lambda case: any(negative_static_index(s) for s in case.statements)),
     Unsupported(
         "tpu-interpret-masked-load", "tpu_interpret",
         r"NotImplementedError: masked load_p",

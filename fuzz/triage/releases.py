@@ -31,7 +31,7 @@ FLOOR = compat.FLOOR
 # is added here; `--releases` may name one not yet listed.
 KNOWN = ("0.6.2", "0.7.0", "0.7.1", "0.7.2", "0.8.0", "0.8.1", "0.8.2", "0.8.3",
          "0.9.0", "0.9.0.1", "0.9.1", "0.9.2", "0.10.0", "0.10.1", "0.10.2",
-         "0.11.0", "0.11.1", "0.11.2", "0.12.0", "0.12.0.1")
+         "0.11.0", "0.11.1", "0.11.2", "0.12.0", "0.12.0.1", "0.12.1")
 # Imported by fuzz's modules besides JAX; absl-py is one some releases import
 # without declaring it (0.6.0, 0.9.2).
 EXTRAS = ("numpy", "hypothesis", "absl-py")

@@ -184,6 +184,14 @@ class RefOp(Op):
         return set()
 
 
+def negative_static_index(stmt) -> bool:
+    """Whether ``stmt`` loads or stores a data ref through a negative static
+    index (``x[:, -1]``)."""
+    return stmt.family == "ref" and any(
+        isinstance(i, ir.Int) and not i.dynamic and i.value < 0
+        for t in stmt.view.transforms if isinstance(t, ir.At) for i in t.indices)
+
+
 def written(memory, n: int, view: ir.View, new: np.ndarray) -> None:
     """Store ``new`` at ``view``'s positions (no position twice), recording
     statement ``n`` as the writer of each element it changed."""

@@ -8,7 +8,7 @@ from fuzz import elements, ir
 from fuzz.severity import CRASH, REFUSED, USABILITY, WRONG_VALUE
 from fuzz.ops.base import KnownFinding, view_class
 from fuzz.ops.ref.addupdate import AddUpdate
-from fuzz.ops.ref.common import INTEGER, Iota, Mask, Scalar, produced
+from fuzz.ops.ref.common import INTEGER, Iota, Mask, Scalar, negative_static_index, produced
 from fuzz.ops.ref.get import Get
 from fuzz.ops.ref.inspect import Inspect
 from fuzz.ops.ref.masked_load import MaskedLoad, fits
@@ -75,10 +75,7 @@ def _addupdate_after_scalar_store(case: ir.Case, k: int) -> bool:
 
 
 def _negative_static_index(case: ir.Case, k: int) -> bool:
-    stmt = case.statements[k]
-    return stmt.family == "ref" and any(
-        isinstance(i, ir.Int) and not i.dynamic and i.value < 0
-        for t in stmt.view.transforms if isinstance(t, ir.At) for i in t.indices)
+    return negative_static_index(case.statements[k])
 
 
 def _masked_negative_static_index(case: ir.Case, k: int) -> bool:
