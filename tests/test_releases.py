@@ -89,6 +89,30 @@ def test_a_verdict_needs_the_same_failure_as_the_verified_reproducer():
     assert bisect.judge(raised, {"wanted": None, "fatal": False})["verdict"] == "other"
     assert bisect.judge(fixed, by_error)["verdict"] == "good"
     assert bisect.judge(broken, by_error)["verdict"] == "n/a"
+    # JAX wraps every failed callback in one JaxRuntimeError: the error inside counts.
+    callback = "actual:   JaxRuntimeError: INTERNAL: CpuCallback error calling callback: {}"
+    in_callback = {"wanted": "JaxRuntimeError", "cause": "AssertionError", "fatal": False}
+    for cause, verdict in (("AssertionError", "bad"), ("ValueError: Out-of-bounds", "other")):
+        ran = {**raised, "error": "JaxRuntimeError", "output": callback.format(cause)}
+        assert bisect.judge(ran, in_callback)["verdict"] == verdict
+
+
+def test_bisecting_one_more_release_adds_it_to_the_table_and_keeps_the_commits():
+    def measured(verdicts):
+        v = {r: {"verdict": x, "detail": ""} for r, x in verdicts.items()}
+        return {"releases": v, "affected": bisect.affected(v)}
+    before = measured({"0.8.0": "good", "0.8.1": "bad", "0.12.0": "bad"})
+    commit = {"between": ["0.8.0", "0.8.1"], "first": "a" * 40, "subject": "Break it",
+              "left": ["a" * 40], "last_before": "b" * 40}
+    before["affected"]["commits"] = [commit]
+    after = bisect.merged(before, measured({"0.12.1": "good"}))
+    assert list(after["releases"]) == ["0.8.0", "0.8.1", "0.12.0", "0.12.1"]
+    assert after["affected"]["commits"] == [commit]
+    assert "fixed in 0.12.1" in after["affected"]["summary"]
+    assert "commit aaaaaaaaaaaa (Break it)" in after["affected"]["summary"]
+    # A known finding's table, measured from its example, is replaced whole.
+    assert bisect.merged({**before, "source": "seen_on"}, measured({"0.12.1": "good"})) \
+        == measured({"0.12.1": "good"})
 
 
 # --- which releases each suppression is seen on ----------------------------------

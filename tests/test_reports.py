@@ -10,9 +10,9 @@ import jax
 import pytest
 
 from fuzz import cli, exits, oracles
-from fuzz.suppressions import known_findings
+from fuzz.suppressions import known_findings, seen_on
 from fuzz.suppressions.known_findings import BY_ID
-from fuzz.triage import corpus, filing, findings, render, reports, reproducer, snippet
+from fuzz.triage import bisect, corpus, filing, findings, render, reports, reproducer, snippet
 from hunting import known_failure
 
 ROOT = os.path.join(os.path.dirname(__file__), os.pardir)
@@ -182,6 +182,12 @@ def test_report_known_files_the_entries_named_and_refuses_an_unknown_one(tmp_pat
     (record,) = reports.records(tmp_path / "r")
     assert record["known"] == wanted and record["releases"]["affected"]["summary"]
     assert "unclear or missing error" in (tmp_path / "r" / reports.INDEX).read_text()
+    # `bisect --suppressions` measuring a new release rewrites the table it quotes.
+    table = {"known": {wanted: {**seen_on.TABLE["known"][wanted], "9.9.9": "good"}}}
+    bisect.requote(tmp_path / "r", table)
+    (record,) = reports.records(tmp_path / "r")
+    assert record["releases"]["releases"]["9.9.9"]["verdict"] == "good"
+    assert "fixed in 9.9.9" in record["releases"]["affected"]["summary"]
 
 
 def _filed_reports():

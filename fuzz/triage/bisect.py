@@ -8,7 +8,8 @@ then run there in a fresh interpreter, as its report's reproducer is. Each
 release gets one verdict:
 
 - ``bad``: it reproduces as the verified reproducer did (the same error
-  type, or wrong results without an error, or the process dying);
+  type, and for a failed callback the same error inside it; or wrong
+  results without an error; or the process dying);
 - ``good``: JAX behaves as expected;
 - ``other``: it fails, but another way (neither good nor bad);
 - ``n/a``: the release cannot run it (an API or path it lacks, or a script
@@ -35,6 +36,7 @@ import concurrent.futures
 import io
 import json
 import os
+import re
 import subprocess
 import sys
 import tarfile
@@ -144,10 +146,18 @@ def judge(ran: dict, request: dict) -> dict:
                 + (last[-1][:200] if last else "no output")}
     if ran["status"] == "does not reproduce":
         return {"verdict": "good", "detail": "JAX behaves as expected"}
-    if ran["error"] == request["wanted"]:
+    if ran["error"] == request["wanted"] and (
+            request.get("cause") is None or _cause(ran["output"]) == request["cause"]):
         return {"verdict": "bad", "detail": _said(ran)}
     how = f"raised {ran['error']}" if ran["error"] else "wrong results, no error"
     return {"verdict": "other", "detail": f"fails otherwise ({how}): {_said(ran)}"}
+
+
+def _cause(text: str) -> str | None:
+    """The error a failed callback raised (JAX wraps every one in the same
+    JaxRuntimeError), as its message names it; None if none."""
+    found = re.search(r"error calling callback: (\w+)", text or "")
+    return found[1] if found else None
 
 
 def _said(ran: dict) -> str:
@@ -172,10 +182,12 @@ def request_of(finding: dict) -> dict:
     how = reproducer.rendering(repro)
     fatal = repro.get("fatal", finding.get("symptom") in findings.CRASH_SYMPTOMS)
     # Bad is failing as the verified reproducer did: with the error it saw
-    # (None: wrong results, no error).
+    # (None: wrong results, no error) and, for a failed callback, the error
+    # the callback raised.
     return {"id": finding["id"], "case": finding["case"], "path": repro["path"],
             "values": how["values"], "jit": how["jit"], "fatal": fatal,
-            "wanted": repro.get("error"), "timeout_s": repro.get("timeout_s"),
+            "wanted": repro.get("error"), "cause": _cause(finding.get("message")),
+            "timeout_s": repro.get("timeout_s"),
             "comparison": repro.get("comparison"), "plain": how.get("plain", False)}
 
 
@@ -297,11 +309,11 @@ def affected(verdicts: dict[str, dict]) -> dict:
             "steps": steps, "newest_tested": tested[-1][0] if tested else None, "summary": text}
 
 
-def from_seen_on(entry_id: str) -> dict | None:
+def from_seen_on(entry_id: str, table: dict | None = None) -> dict | None:
     """What ``bisect --suppressions`` measured of known entry ``entry_id``'s
-    example on each release (fuzz/suppressions/seen_on.json), in `bisect`'s
-    form; None where it was not measured."""
-    measured = seen_on.TABLE.get("known", {}).get(entry_id)
+    example on each release (``table``, default fuzz/suppressions/seen_on.json),
+    in `bisect`'s form; None where it was not measured."""
+    measured = (table or seen_on.TABLE).get("known", {}).get(entry_id)
     if not measured:
         return None
     verdicts = {r: {"verdict": v.split(":")[0], "detail": v.partition(": ")[2]}
@@ -442,12 +454,37 @@ def bisect(records: list[dict], wanted: list[str], *, cache=None, tool="auto", j
                 found["commits"].append({"between": [older, newer], "error": str(e)})
                 continue
             found["commits"].append({"between": [older, newer], **c})
-            found["summary"] += (f"; between {older} and {newer}: commit {c['first'][:12]} "
-                                 f"({c['subject'][:80]})" if len(c["left"]) == 1 else
-                                 f"; between {older} and {newer}: one of {len(c['left'])} commits "
-                                 f"{c['last_before'][:12]}..{c['first'][:12]} (the others could "
-                                 "not be run)")
+            found["summary"] += _narrowed_to(found["commits"][-1])
     return done
+
+
+def _narrowed_to(c: dict) -> str:
+    """What the summary says of a change `bisect_commits` narrowed."""
+    older, newer = c["between"]
+    return (f"; between {older} and {newer}: commit {c['first'][:12]} ({c['subject'][:80]})"
+            if len(c["left"]) == 1 else
+            f"; between {older} and {newer}: one of {len(c['left'])} commits "
+            f"{c['last_before'][:12]}..{c['first'][:12]} (the others could not be run)")
+
+
+def merged(before: dict | None, now: dict) -> dict:
+    """``now`` over the releases a finding's earlier bisection (``before``)
+    measured and ``now`` did not, so ``--releases NEW`` adds a release to its
+    table; each fixing commit found before is kept while its change stands.
+    A table measured another way (``source``: a known finding's example) is
+    replaced, not mixed."""
+    if not before or before.get("source") or "source" in now:
+        return now
+    verdicts = {**before["releases"], **now["releases"]}
+    found = affected(verdicts)
+    redone = [tuple(c["between"]) for c in now["affected"].get("commits", [])]
+    commits = [c for c in before["affected"].get("commits", [])
+               if tuple(c["between"]) not in redone
+               and tuple(c["between"]) in map(tuple, found["steps"])] + now["affected"].get("commits", [])
+    if commits:
+        found["commits"] = commits
+        found["summary"] += "".join(_narrowed_to(c) for c in commits if "error" not in c)
+    return {"releases": {r: verdicts[r] for r in releases.ordered(verdicts)}, "affected": found}
 
 
 # --- what one release says of the suppressions (runs inside its environment) --
@@ -631,7 +668,19 @@ def suppressions_main(args, wanted: list[str]) -> int:
                 print(f"    {line}")
     save_seen_on(table)
     print(f"wrote {seen_on.FILE}")
+    requote(args.reports_dir, table)
     return 0
+
+
+def requote(reports_dir, table: dict) -> None:
+    """Rewrite the Affected releases of each report that quotes ``table``
+    (a known finding's, `from_seen_on`) to say what it says now."""
+    from fuzz.triage import reports  # heavy: kept out of CLI start-up
+    for record in reports.records(reports_dir):
+        if (record.get("releases") or {}).get("source") and record.get("known") and \
+                (measured := from_seen_on(record["known"], table)):
+            reports.add_releases(reports_dir, record["id"], measured)
+    reports.write_release_matrix(reports_dir)
 
 
 def main(args) -> int:
@@ -658,7 +707,7 @@ def main(args) -> int:
         print(f"discharge-fuzz: error: {e}", file=sys.stderr)
         return EXIT_ERROR
     for record in records:
-        result = results[record["id"]]
+        result = merged(record.get("releases"), results[record["id"]])
         print(f"{record['id']}: {result['affected']['summary']}")
         if os.path.exists(os.path.join(args.reports_dir, record["id"] + ".json")):
             reports.add_releases(args.reports_dir, record["id"], result)

@@ -23,7 +23,7 @@ def observe():
             # (an error in a callback surfaces only when the results are ready)
             results = jax.block_until_ready(run())
     except Exception as e:
-        return {"error": type(e).__name__, "message": str(e).strip().splitlines()[0] if str(e).strip() else "",
+        return {"error": type(e).__name__, "message": first_line(e).partition(": ")[2],
                 "mro": [c.__name__ for c in type(e).__mro__], "text": str(e)}
     return {"avals": [[list(r.shape), str(jnp.dtype(r.dtype))] if hasattr(r, "shape")
                       else [[], "python " + type(r).__name__] for r in results],
@@ -91,8 +91,9 @@ def _program(case: ir.Case, path: str, jit: bool = False, plain: bool = False) -
     ``run()`` for ``path`` (under ``jax.jit`` with ``jit``; in the path's
     plain form with ``plain``)."""
     # 64-bit mode as this JAX release spells it (fuzz/compat).
-    return paths.program(case, path, jit=jit, plain=plain)[0] + _OBSERVE.replace(
-        "ENABLE_X64", compat.ENABLE_X64)
+    # (an error is named as the fuzzer names it: a failed callback by its own error)
+    return (paths.program(case, path, jit=jit, plain=plain)[0] + "\n\n"
+            + inspect.getsource(paths.first_line) + "\n" + _OBSERVE.replace("ENABLE_X64", compat.ENABLE_X64))
 
 
 def _case_comment(case: ir.Case) -> str:
