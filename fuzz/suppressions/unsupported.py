@@ -143,7 +143,9 @@ TABLE: tuple[Unsupported, ...] = (
             ir.At((ir.IntArray((1,), True),)),)), Iota("int32", (1,))),), ("tpu_interpret",))),
     # Up to 0.12.0.1 this was an assertion failure, a known finding
     # (tpu-interpret-negative-static-index); 0.12.1 made it a deliberate bounds
-    # error, as TPU does not normalize a negative index (jax-ml/jax#27490).
+    # error, as TPU does not normalize a negative index (jax-ml/jax#27490; on
+    # a TPU v5e, JAX 0.10.2, `o_ref[:, -1] = v` aborted in Mosaic's layout
+    # inference: "Check failed: offsets_[1].value_or(0) >= 0").
     Unsupported(
         "tpu-interpret-negative-static-index-out-of-bounds", "tpu_interpret",
         r"CpuCallback error calling callback: ValueError: Out-of-bounds (masked )?(swap|read|write|load|store) of",
