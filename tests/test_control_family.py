@@ -108,14 +108,18 @@ def test_every_path_agrees_with_the_model_on_loops_and_conds(via):
                  When(ir.Int(1, True), (Get(AT[2]), Swap(AT[1], ir.Result(16)))))
     report = oracles.check(case)
     ran = {o.path for o in report.outcomes if o.error is None}
-    # An eager while_loop reads dyn (a jax.Ref there) in its cond and body: a known bug.
+    # An eager while_loop reads dyn (a jax.Ref there) in its cond and body: a
+    # known bug up to 0.12.0.1.
     lacked = lacked_here(report)
-    eager_while = via == "while_loop" and "eager" not in lacked
+    eager_while = (via == "while_loop" and "eager" not in lacked
+                   and seen_on.applies("known", "eager-while-ref-in-cond-and-body"))
     refused = {p for p, _, _ in report.unsupported}   # (0.7.1's while rule, a cond reading dyn)
     assert {"run_state", "jax_refs", "pallas_call", "tpu_interpret",
             *(() if eager_while else ("eager",))} - lacked - refused <= ran, report.skipped
-    assert [f.known for f in as_on_newest(report.failures)] == (
-        ["eager-while-ref-in-cond-and-body"] if eager_while else []), report.failures
+    assert not [f for f in as_on_newest(report.failures)
+                if f.known != "eager-while-ref-in-cond-and-body"], report.failures
+    assert eager_while == any(f.known == "eager-while-ref-in-cond-and-body"
+                              for f in report.failures), report.failures
     # (unrolled where a path it reruns ran)
     assert report.compared.get("control-unrolled") or not ran & set(paths.having("RERUN"))
 
