@@ -7,6 +7,7 @@ suite in .ci/run: ``pytest -m slow``."""
 import json
 import os
 import subprocess
+import tomllib
 
 import pytest
 
@@ -129,6 +130,14 @@ def test_every_suppression_is_measured_on_every_release():
     cells = {v.split(":")[0] for kind in seen_on.KINDS for seen in table[kind].values()
              for v in seen.values()}
     assert cells <= set(bisect.VERDICTS), cells
+
+
+def test_the_test_extra_installs_at_most_the_newest_measured_release():
+    """The suite checks the suppressions on the installed JAX: a release
+    seen_on.json has not measured would fail it for what it fixed."""
+    with open(os.path.join(os.path.dirname(__file__), os.pardir, "pyproject.toml"), "rb") as f:
+        test_extra = tomllib.load(f)["project"]["optional-dependencies"]["test"]
+    assert f"jax[cpu]<={NEWEST}" in test_extra, (test_extra, NEWEST)
 
 
 def test_a_verdict_is_the_nearest_measured_release_at_or_below(monkeypatch):
