@@ -89,6 +89,13 @@ def test_report_follows_the_bug_template_and_has_a_record(tmp_path):
     assert (f"[{finding.id}]({finding.id}.md) | unclear or missing error on invalid code | "
             "unverified |") in index
     assert "**Severity:** unclear or missing error on invalid code." in md
+    # Rewritten elsewhere (bisect, requote), it keeps the System info it was seen on.
+    finding.versions = {**finding.versions, "environment": "jax: 0.0.0 (where it was seen)"}
+    reports.write(tmp_path / "reports", finding)
+    again = reports.load(tmp_path / "reports", finding.id)
+    reports.write(tmp_path / "reports", findings.Finding.from_record(again))
+    md = (tmp_path / "reports" / f"{finding.id}.md").read_text()
+    assert "```\njax: 0.0.0 (where it was seen)\n```" in md.split("### System info")[1]
 
 
 def test_report_all_marks_a_regression_fixed_when_it_no_longer_fails(tmp_path, capsys):

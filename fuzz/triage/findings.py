@@ -8,6 +8,7 @@ a `signature`; equal signatures are one finding, a `Finding`. Filing one
 from __future__ import annotations
 
 import dataclasses
+import functools
 import datetime
 import hashlib
 import os
@@ -274,8 +275,17 @@ class Finding:
 
 
 def versions() -> dict:
+    """What a finding was seen (or seen again) on: its report's versions and
+    System info, kept so that rewriting the report elsewhere does not change them."""
     return {"jax": jax.__version__, "jaxlib": jaxlib.__version__,
-            "python": platform.python_version()}
+            "python": platform.python_version(),
+            "environment": environment()}
+
+
+@functools.lru_cache(maxsize=1)
+def environment() -> str:
+    """JAX's account of this machine (slow: asked once)."""
+    return jax.print_environment_info(return_string=True).strip()
 
 
 def now() -> str:

@@ -3,16 +3,13 @@
 ``reports/<id>.py`` (the reproducer), and the index ``reports/index.md``.
 
 Everything here takes a `findings.Finding` (or its JSON record) and writes
-text; nothing reruns JAX except `environment_info`.
+text; nothing reruns JAX.
 """
 from __future__ import annotations
 
-import functools
 import json
 import os
 import re
-
-import jax
 
 from fuzz import atomic, compat, ir, oracles, paths
 from fuzz.suppressions import known_findings
@@ -26,11 +23,6 @@ UPSTREAM = "upstream.md"
 
 class ReportError(ValueError):
     pass
-
-
-@functools.lru_cache(maxsize=1)
-def environment_info() -> str:
-    return jax.print_environment_info(return_string=True).strip()
 
 
 def load(reports_dir, finding_id: str) -> dict | None:
@@ -272,7 +264,8 @@ def markdown(finding) -> str:
               f"{', '.join(finding.paths)}; seen {finding.hits} time(s), first "
               f"{finding.first_seen}, last {finding.last_seen}; status: {finding.status}.", "",
               "### System info (python version, jaxlib version, accelerator, etc.)", "",
-              "```", environment_info(), "```", ""]
+              # (where it was seen; a record filed before that was kept: this machine)
+              "```", finding.versions.get("environment") or findings.environment(), "```", ""]
     return "\n".join(lines)
 
 
