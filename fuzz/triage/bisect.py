@@ -473,7 +473,7 @@ def merged(before: dict | None, now: dict) -> dict:
     table; each fixing commit found before is kept while its change stands.
     A table measured another way (``source``: a known finding's example) is
     replaced, not mixed."""
-    if not before or before.get("source") or "source" in now:
+    if not before or before.get("source"):
         return now
     verdicts = {**before["releases"], **now["releases"]}
     found = affected(verdicts)

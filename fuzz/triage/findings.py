@@ -8,8 +8,8 @@ a `signature`; equal signatures are one finding, a `Finding`. Filing one
 from __future__ import annotations
 
 import dataclasses
-import functools
 import datetime
+import functools
 import hashlib
 import os
 import platform
