@@ -21,12 +21,13 @@
                         releases it lives on; a miss counts as BUDGET) and how
                         many exposed it; with --keep, the corpus files of its new
                         findings go to DIR/<release>-seed<seed>/ (per setting of a lever)
-    python -m fuzz.bench_campaign swarm|refs|plain|schedule|mode|filing|unmask|defaults BUDGET SEEDS [--releases R1,...]
+    python -m fuzz.bench_campaign swarm|refs|plain|copies|schedule|mode|filing|unmask|defaults BUDGET SEEDS [--releases R1,...]
                         one lever, side by side: rediscover with each of its
                         settings (`LEVERS`: swarm,invalid and valid,swarm,invalid
                         against the default strategies; valid,refs,invalid
                         against them; plain programs as a quarter of the draws
-                        and as half the ref programs against none; --schedule
+                        and as half the ref programs against none; copy programs
+                        as a quarter of the draws against none; --schedule
                         cost against all; --mode
                         atheris and mixed against hypothesis; --filing end
                         against inline; --unmask against not; the defaults
@@ -368,6 +369,10 @@ LEVERS = {
               ("own-quarter", {"strategies": ["valid", "refs", "plain", "invalid"]}),
               ("half-of-refs", {"strategies": ["valid", "valid", "refs", "plain", "invalid",
                                                "invalid"]})],
+    # copy programs (real DMA semaphores, indexed views, half on a mesh) as
+    # a quarter of the draws
+    "copies": [("default", {"strategies": ["valid", "refs", "invalid"]}),
+               ("copies", {"strategies": ["valid", "refs", "copies", "invalid"]})],
     # the defaults before ten-minute campaigns chose them against today's
     # (valid,refs,invalid with --schedule cost)
     "defaults": [("before", {"strategies": ["valid", "invalid"], "schedule": "all"}),

@@ -213,7 +213,7 @@ def programs(draw, *, kinds=ir.SEMAPHORE_KINDS, shapes=None, max_semaphores=3,
              max_statements=6, max_chain=3, transforms=TRANSFORM_KINDS, dynamic=True,
              paths=ir.PATHS, endings=ENDINGS, ops=None, x64=True,
              memory_spaces=(None, *ir.MEMORY_SPACES), scoped=True, max_depth=2, grid=True,
-             mesh=True):
+             mesh=True, copies=False):
     """Valid programs over semaphores (of ``kinds``) and data refs (of
     ``data_dtypes``; none without): semaphore statements on ()-shaped views,
     data statements on views of any shape (data refs of ``data_shapes``,
@@ -230,8 +230,9 @@ def programs(draw, *, kinds=ir.SEMAPHORE_KINDS, shapes=None, max_semaphores=3,
     ``mesh`` (and a path that takes one), one other case in eight runs on
     a mesh of 1, 2, 4 or 8 devices, with a pattern of communication between
     them put in (an op's ``on_mesh``); ``mesh`` a tuple of sizes, every
-    case does, on a mesh of one of them. Shrinks towards one scalar
-    semaphore and few, short statements.
+    case does, on a mesh of one of them. One program with data refs in two
+    has a DMA semaphore and buffers to copy into (with ``copies``, every
+    one). Shrinks towards one scalar semaphore and few, short statements.
 
     >>> programs(kinds=("int16",), data_dtypes=(), max_statements=2).example()
     Case(refs=(Ref(kind='int16', shape=(2,), scoped=False),), body=(Signal(view=View(ref=0, transforms=(At(indices=(Int(value=1, dynamic=False),)),)), inc=Int(value=1, dynamic=False), ...),), ...)
@@ -276,7 +277,7 @@ def programs(draw, *, kinds=ir.SEMAPHORE_KINDS, shapes=None, max_semaphores=3,
                                          memory_spaces=memory_spaces, scoped=scoped), min_size=1,
                                max_size=max_data_refs))) if mix != "semaphores" else ()
     # Copies need a DMA semaphore: one program in two with data refs has one.
-    if data and kinds_of["dma"] and draw(st.booleans()):
+    if data and kinds_of["dma"] and (copies or draw(st.booleans())):
         sems += (ir.Ref("dma", draw(semaphore_shapes(min_side=1, max_dims=2, max_side=2))),)
         # A buffer to copy into for each data ref: most copies go between two
         # refs of one dtype and shape.
@@ -376,6 +377,29 @@ def plain_programs(draw, **options):
     ops = tuple(op for op in all_ops() if not op.pallas_api)
     return draw(programs(max_semaphores=0, ops=ops, transforms=("at",), scoped=False,
                          grid=False, mesh=False, **options))
+
+
+@st.composite
+def copy_programs(draw, **options):
+    """Kernels that copy, as TPU kernels are written: data refs, each with
+    a buffer to copy into, counted on a real DMA semaphore (every program,
+    where `programs` gives one in two programs with data refs one), views
+    only indexed (``x.at[...]``, integer-array gathers among them), and one
+    program in two on a mesh of 2 devices (a `fuzz.ops.dma.patterns`
+    pattern of remote copies). No semaphore statements of their own, and
+    no int16 stand-in, reshaped, transposed or bitcast view: the TPU
+    interpreter, the one path that runs copies as a TPU does, refuses
+    those (it takes real semaphores, and copies only indexed views), so
+    of `programs`' copy programs it ran under half (docs/measurements.md,
+    "Copy programs"). Shrinks as `programs` does, towards no mesh.
+
+    >>> any(r.kind == "dma" for r in copy_programs().example().refs)
+    True
+    """
+    ops = tuple(op for op in all_ops() if op.family != "semaphore")
+    options.setdefault("mesh", draw(st.sampled_from((False, (2,)))))
+    return draw(programs(max_semaphores=0, ops=ops, transforms=("at",), copies=True,
+                         **options))
 
 
 @st.composite

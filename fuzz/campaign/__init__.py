@@ -4,7 +4,7 @@ harness, the example database, the ``run`` command and what it writes."""
 
 # The program strategies a worker draws from, by name (`property` maps them;
 # named here, where the CLI may import them without JAX).
-STRATEGIES = ("valid", "invalid", "swarm", "refs", "plain")
+STRATEGIES = ("valid", "invalid", "swarm", "refs", "plain", "copies")
 # What a campaign draws unless told (docs/measurements.md, "Ten minutes":
 # with refs, 53 of 74 live bugs in 10 minutes against 47 without; "Plain
 # JAX programs": with plain as well, a tie).

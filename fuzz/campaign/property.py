@@ -18,8 +18,8 @@ from fuzz import oracles
 from fuzz.suppressions import known_findings
 from fuzz.triage import corpus, findings
 from fuzz.campaign import STRATEGIES
-from strategies.programs import (invalid_programs, plain_programs, programs, ref_programs,
-                                swarm_programs)
+from strategies.programs import (copy_programs, invalid_programs, plain_programs, programs,
+                                ref_programs, swarm_programs)
 
 
 @dataclass
@@ -109,7 +109,7 @@ def check_property(case, stats: Stats = SESSION, include_known=False, *,
 
 # Each of `STRATEGIES`' strategy of cases, by name.
 STRATEGY_MAKERS = {"valid": programs, "invalid": invalid_programs, "swarm": swarm_programs,
-                   "refs": ref_programs, "plain": plain_programs}
+                   "refs": ref_programs, "plain": plain_programs, "copies": copy_programs}
 assert set(STRATEGY_MAKERS) == set(STRATEGIES), "a strategy named in fuzz.campaign has no maker"
 
 _SLOW_OK = [HealthCheck.too_slow, HealthCheck.data_too_large, HealthCheck.filter_too_much]
