@@ -9,8 +9,9 @@ from fuzz.triage import minimize
 from fuzz.ops.semaphore import Read, Signal, Wait
 from fuzz import paths
 from fuzz.ops.control.wrap import Wrap
-from strategies.programs import (MISTAKES, invalid_programs, plain_programs, programs,
-                                 ref_programs, swarm_programs)
+from fuzz.ops.dma import DmaStart
+from strategies.programs import (MISTAKES, copy_programs, invalid_programs, plain_programs,
+                                 programs, ref_programs, swarm_programs)
 from strategies.semaphores import semaphore_shapes, semaphores
 from strategies.transforms import transform_chains
 
@@ -181,6 +182,42 @@ def test_plain_programs_are_plain_jax(case):
     assert all(isinstance(t, ir.At) for v in ir.walk(case.body, ir.View) for t in v.transforms)
     wrapped = any(getattr(s, "via", None) in ("shard_map", "run_scoped") for s in ir.flat(case.body))
     assert wrapped or paths.not_applicable(case, "eager") is None, case
+
+
+@settings(max_examples=30, deadline=None)
+@given(copy_programs())
+def test_copy_programs_copy_as_tpu_kernels_do(case):
+    """Each has a DMA semaphore; it counts on real semaphores only (no
+    int16 stand-in), signals and waits only on a mesh pattern's barrier,
+    indexes its views and nothing else, and runs on 2 devices or one."""
+    assert case.valid and not minimize.mistakes(case)
+    assert any(r.kind == "dma" for r in case.refs)
+    assert all(case.refs[v.ref].kind in ir.SEMAPHORE_TYPES
+               for s in ir.flat(case.body) for v in s.counted())
+    assert all(case.refs[s.view.ref].kind == "barrier"
+               for s in ir.flat(case.body) if isinstance(s, (Signal, Wait, Read)))
+    assert all(isinstance(t, ir.At) for v in ir.walk(case.body, ir.View) for t in v.transforms)
+    assert case.devices in (None, 2)
+
+
+def _tpu_interpreter_copies(case, copy) -> bool:
+    """Whether the TPU interpreter takes ``case`` and it has a ``copy``."""
+    return paths.not_applicable(case, "tpu_interpret") is None and any(
+        isinstance(s, DmaStart) and copy(case, s) for s in ir.flat(case.body))
+
+
+@pytest.mark.parametrize("copy", [
+    # a remote copy of 64-bit data
+    lambda case, s: s.device_id is not None and ir.dtype_bits(ir.view_dtype(case, s.src)) == 64,
+    # a copy out of a gathered view (x.at[idx], idx an integer array)
+    lambda case, s: any(isinstance(i, ir.IntArray) for t in s.src.transforms for i in t.indices),
+    lambda case, s: s.add,
+], ids=["remote-64-bit", "gather", "add"])
+def test_copy_programs_reach_copies_on_the_tpu_interpreter(copy):
+    """What they are for: copies the TPU interpreter runs, of kinds that
+    `programs` gives it about once in 200 draws or (a remote copy of 64-bit
+    data) none in 1,500 (docs/measurements.md, "Copy programs")."""
+    _find(copy_programs(), lambda c: _tpu_interpreter_copies(c, copy))
 
 
 def test_every_pallas_call_is_pallas_api():
