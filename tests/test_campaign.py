@@ -17,7 +17,7 @@ from hypothesis.database import DirectoryBasedExampleDatabase
 from hypothesis.internal.reflection import function_digest
 
 from fuzz import exits, ir, paths, serialize
-from fuzz.campaign import outputs, run_command, supervisor
+from fuzz.campaign import outputs, run_command, supervisor, workers
 from fuzz.campaign.property import REPLAY, campaign_test
 from fuzz.ops.semaphore import Signal, Wait
 from fuzz.triage import corpus, findings
@@ -465,3 +465,13 @@ def test_an_atheris_input_may_take_longer_than_a_second(tmp_path):
                           capture_output=True, text=True, timeout=120,
                           env={**os.environ, "PYTHONPATH": str(TESTS.parent)})
     assert done.returncode == 0, (done.returncode, done.stderr[-2000:])
+
+
+def test_a_broken_worker_says_what_broke_in_one_line():
+    """Its type, the first line of a multi-line message and where it was
+    raised: not the message's last line (a lone ")" in a benchmark run)."""
+    try:
+        raise TypeError("bad case\n  Case(refs=(...),\n)")
+    except TypeError as e:
+        line = workers.one_line(e)
+    assert line.startswith("TypeError: bad case (test_campaign.py:") and "\n" not in line, line

@@ -355,8 +355,7 @@ class Worker:
 
     def broken(self, error: BaseException):
         """The fuzzer itself raised: say so in one line and exit."""
-        self.channel.send("error", message=traceback.format_exception_only(
-            type(error), error)[-1].strip()[:500])
+        self.channel.send("error", message=one_line(error))
         self.exit(EXIT_BROKEN)
 
     def exit(self, code=0):
@@ -364,6 +363,16 @@ class Worker:
         self.channel.send("bye", reason=stop_reason[0] if stop_reason else "done", cases=self.cases)
         sys.stdout.flush()
         os._exit(code)
+
+
+def one_line(error: BaseException) -> str:
+    """``error`` as one line: its type, the first line of its message and
+    where it was raised. (The last line of a multi-line message, which the
+    supervisor printed before, can be a lone ")".)"""
+    first = next((line for line in str(error).splitlines() if line.strip()), "").strip()
+    frames = traceback.extract_tb(error.__traceback__)
+    where = f" ({os.path.basename(frames[-1].filename)}:{frames[-1].lineno})" if frames else ""
+    return f"{type(error).__name__}: {first}"[:500] + where
 
 
 def main(argv=None) -> None:
