@@ -27,7 +27,7 @@
                         against the default strategies; valid,refs,invalid
                         against them; plain programs as a quarter of the draws
                         and as half the ref programs against none; copy programs
-                        as a quarter of the draws against none; --schedule
+                        as a quarter and a seventh of the draws against none; --schedule
                         cost against all; --mode
                         atheris and mixed against hypothesis; --filing end
                         against inline; --unmask against not; the defaults
@@ -370,9 +370,11 @@ LEVERS = {
               ("half-of-refs", {"strategies": ["valid", "valid", "refs", "plain", "invalid",
                                                "invalid"]})],
     # copy programs (real DMA semaphores, indexed views, half on a mesh) as
-    # a quarter of the draws
+    # a quarter of the draws, and as a seventh
     "copies": [("default", {"strategies": ["valid", "refs", "invalid"]}),
-               ("copies", {"strategies": ["valid", "refs", "copies", "invalid"]})],
+               ("copies", {"strategies": ["valid", "refs", "copies", "invalid"]}),
+               ("seventh", {"strategies": ["valid", "valid", "refs", "refs", "copies",
+                                           "invalid", "invalid"]})],
     # the defaults before ten-minute campaigns chose them against today's
     # (valid,refs,invalid with --schedule cost)
     "defaults": [("before", {"strategies": ["valid", "invalid"], "schedule": "all"}),

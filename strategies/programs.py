@@ -389,7 +389,8 @@ def copy_programs(draw, **options):
     pattern of remote copies). No semaphore statements of their own, and
     no int16 stand-in, reshaped, transposed or bitcast view: the TPU
     interpreter, the one path that runs copies as a TPU does, refuses
-    those (it takes real semaphores, and copies only indexed views). Its
+    those (it takes real semaphores, and copies only indexed views), and a
+    copy program runs there and on the discharge alone (`copy_paths`). Its
     copies through a gather, with add=True or of 64-bit data to another
     device come 20 or more times as often as in `programs`; not drawn by
     default: a quarter of the draws cost more than they found
@@ -400,8 +401,19 @@ def copy_programs(draw, **options):
     """
     ops = tuple(op for op in all_ops() if op.family != "semaphore")
     options.setdefault("mesh", draw(st.sampled_from((False, (2,)))))
+    options.setdefault("paths", copy_paths())
     return draw(programs(max_semaphores=0, ops=ops, transforms=("at",), copies=True,
                          **options))
+
+
+def copy_paths() -> tuple[str, ...]:
+    """Where a copy program runs: the paths that run copies by rules of
+    their own (``RULES``: the TPU interpreter, eager DMAs and race detection
+    included) and the discharge itself (the paths that do not evaluate:
+    cheap). The other paths, which run the copies' discharge rules, cost a
+    third of such a case and see copies in `programs`' draws already."""
+    return tuple(p for p in ir.PATHS if path_modules.fact(p, "RULES")
+                 or not path_modules.fact(p, "EVALUATES"))
 
 
 @st.composite

@@ -189,7 +189,8 @@ def test_plain_programs_are_plain_jax(case):
 def test_copy_programs_copy_as_tpu_kernels_do(case):
     """Each has a DMA semaphore; it counts on real semaphores only (no
     int16 stand-in), signals and waits only on a mesh pattern's barrier,
-    indexes its views and nothing else, and runs on 2 devices or one."""
+    indexes its views and nothing else, and runs on 2 devices or one, on
+    the TPU interpreter's paths and the discharge alone."""
     assert case.valid and not minimize.mistakes(case)
     assert any(r.kind == "dma" for r in case.refs)
     assert all(case.refs[v.ref].kind in ir.SEMAPHORE_TYPES
@@ -198,6 +199,7 @@ def test_copy_programs_copy_as_tpu_kernels_do(case):
                for s in ir.flat(case.body) if isinstance(s, (Signal, Wait, Read)))
     assert all(isinstance(t, ir.At) for v in ir.walk(case.body, ir.View) for t in v.transforms)
     assert case.devices in (None, 2)
+    assert set(case.paths) == {"abstract", "tpu_interpret", "tpu_interpret_eager"}
 
 
 def _tpu_interpreter_copies(case, copy) -> bool:
