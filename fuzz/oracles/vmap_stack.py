@@ -86,7 +86,10 @@ class VmapMismatch(OracleFailure):
     """vmap of a program (pallas_call, the eager new_ref program) differs from
     its calls one by one."""
     oracle = "vmap-stack"
-    RANK, COST = 3.4, 5   # 4 calls one by one, then the batched one
+    # The calls one by one under jax.jit share one compile (eagerly, each
+    # call cost as much), then the batched call: 0.59 of the time the eager
+    # calls took (docs/measurements.md, "vmap-stack under jit"), so 5 -> 3.
+    RANK, COST = 3.4, 3
     RULES = "batching"
 
     @classmethod
@@ -117,7 +120,8 @@ class VmapMismatch(OracleFailure):
         """``jax.vmap`` of ``path``'s program, `LEVELS` deep with the axes
         `vmap_axes` gives, against its calls one by one. Batch elements
         differ (`_element_inputs`) so that mixing them up shows; some
-        operands are batched, some not (the path's ``vmap_batches``).
+        operands are batched, some not (the path's ``vmap_batches``). Both
+        sides run under ``jax.jit``, so only vmap differs between them.
         ``dyn`` is the first leaf of the program's arguments."""
         if not paths.fact(path, "VMAP"):
             return None
@@ -157,9 +161,9 @@ class VmapMismatch(OracleFailure):
         source += (
             f"ARGS = ({paths.tuple_source(literal(stacked(k)) for k in params)})"
             "  # f's operands, batch elements stacked\n"
-            "\n\ndef expected():   # f on each batch element, its results stacked\n"
+            "\n\ndef expected():   # jax.jit(f) on each batch element, its results stacked\n"
             f"    return [np.stack(rs).reshape({batch}, *np.shape(rs[0])).tolist() for rs in zip(*["
-            f"f(*(np.moveaxis(x, a, {first!r})[b] for x, a in zip(ARGS, {in_at!r}))) "
+            f"jax.jit(f)(*(np.moveaxis(x, a, {first!r})[b] for x, a in zip(ARGS, {in_at!r}))) "
             f"for b in np.ndindex({batch})])]\n"
             "\n\ndef actual():   # jax.vmap of f, its results' batch axes moved first\n"
             + "".join(f"    g = {v}\n" for v in vmap[:-1])
