@@ -60,7 +60,8 @@ def add(sub) -> None:
            "subset of statement kinds, transforms and dtypes), refs (data refs alone, "
            "no semaphore or copy), plain (refs programs with no Pallas API and only "
            "indexed views), copies (kernels copying between indexed views on real DMA "
-           f"semaphores, half on a 2-device mesh); default {','.join(DEFAULT_STRATEGIES)}")
+           "semaphores, half on a 2-device mesh, run on the TPU interpreter and the discharge "
+           f"alone); default {','.join(DEFAULT_STRATEGIES)}")
     a("--schedule", choices=SCHEDULES, default=DEFAULT_SCHEDULE,
       help="all: every path and oracle on every case; cost: the costly ones (COST >= 3) "
            f"on cases with a feature they have not worked on, else at a floor rate; pairs: "
