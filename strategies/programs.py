@@ -393,8 +393,9 @@ def copy_programs(draw, **options):
     copy program runs there and on the discharge alone (`copy_paths`). Its
     copies through a gather, with add=True or of 64-bit data to another
     device come 20 or more times as often as in `programs`; not drawn by
-    default: a quarter of the draws cost more than they found
-    (docs/measurements.md, "Copy programs"). Shrinks as `programs` does.
+    default: at a quarter or a seventh of the draws, no more root causes
+    fell within ten minutes (docs/measurements.md, "Copy programs").
+    Shrinks as `programs` does.
 
     >>> any(r.kind == "dma" for r in copy_programs().example().refs)
     True
