@@ -425,3 +425,21 @@ def test_unmasking_runs_a_case_again_without_a_known_crash_and_reports_what_it_h
     failure = raised.value
     assert failure.oracle == "model-vs-path" and failure.known is None
     assert ir.primitive(failure.case.statements[failure.statement]) == "swap"
+
+
+@premise(seen_on.applies("known", "tpu-interpret-addupdate"), "no tpu-interpret-addupdate here")
+def test_unmasking_runs_again_only_the_paths_a_known_crash_stopped():
+    """A known crash of one path (the TPU interpreter's addupdate): the
+    case runs again without its trigger there alone; every other path ran
+    the whole program already."""
+    example = known_findings.BY_ID["tpu-interpret-addupdate"].example
+    case = dataclasses.replace(example, refs=(*example.refs, ir.Ref("int32", (2,))), body=(
+        *example.body, Swap(ir.View(1), Fill(ir.Int(5), (2,)))), paths=ir.PATHS)
+    report = oracles.check(case)
+    assert known_findings.stopped(report.failures) == ("tpu_interpret",)
+    stats = Stats()
+    check_property(case, stats, unmask=True)
+    ran = {o.path for o in report.outcomes}
+    assert stats.unmasked == 1
+    assert {p: n for p, n in stats.cases.items() if p != "case"} == {
+        p: 2 if p == "tpu_interpret" else 1 for p in ran}

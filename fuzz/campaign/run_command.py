@@ -71,8 +71,8 @@ def add(sub) -> None:
            "end: it files the finding unverified and fuzzes on, and the campaign completes "
            f"it after the workers stop (default {DEFAULT_FILING})")
     a("--unmask", action=argparse.BooleanOptionalAction, default=DEFAULT_UNMASK,
-      help="run a case a known crash stopped on some path again without the statements "
-           "that triggered it, so a bug behind the known one shows "
+      help="run a case a known crash stopped on some path again, on those paths, without "
+           "the statements that triggered it, so a bug behind the known one shows "
            f"(default {'on' if DEFAULT_UNMASK else 'off'})")
     a("--finish-filing", type=duration, default=duration("5m"),
       help="after the workers stop: time to minimize and verify the findings filed "

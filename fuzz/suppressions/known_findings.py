@@ -116,14 +116,24 @@ def match(failure, report_failures=()) -> KnownFinding | None:
     return None
 
 
+def _crashes(failures):
+    """The known findings among ``failures`` that a path raised on."""
+    return [f for f in failures if f.known is not None and f.oracle == "valid-runs"]
+
+
+def stopped(failures) -> tuple[str, ...]:
+    """The paths a known crash among ``failures`` stopped: those `unmasked`
+    runs again (the others ran the whole program)."""
+    return tuple(dict.fromkeys(f.path for f in _crashes(failures)))
+
+
 def unmasked(case: ir.Case, failures) -> ir.Case | None:
     """``case`` (valid) without the statements that triggered the known
     findings among ``failures`` that a path raised on: a known crash stops
     every oracle on its path, so while it is hit, a bug behind it stays
     hidden. None where no known finding raised, or nothing well-formed is
     left."""
-    drop = {n for f in failures if f.known is not None and f.oracle == "valid-runs"
-            for n in trigger_statements(BY_ID[f.known], f)}
+    drop = {n for f in _crashes(failures) for n in trigger_statements(BY_ID[f.known], f)}
     if not case.valid or not drop:
         return None
     body = case.body
