@@ -53,6 +53,15 @@
                         have its trigger (`known_findings`' trigger, a
                         necessary condition of the bug): a bug no case triggers
                         cannot be exposed, whatever runs the cases
+    python -m fuzz.bench_campaign blocked CASES [SEEDS] [--strategies S1,S2] [--only BUG1,BUG2]
+                        why a slow bug is slow: for each bug living on the
+                        running JAX (or those named), of CASES cases drawn of
+                        the strategies (default valid,refs,invalid) per seed
+                        (default 2), those with its trigger (at most 12 a bug)
+                        run through every path and oracle, as a campaign with
+                        --unmask: how many exposed it, and what stopped each
+                        other one (its paths skipped, a known crash there, its
+                        oracle not applying, or ran without showing it)
     python -m fuzz.bench_campaign orphans [KILLS]
                         `kill -9` of a 2-worker campaign's supervisor KILLS
                         times (default 10), each at a random moment: how many
@@ -65,6 +74,8 @@ those lines also go into the subcommand's section of docs/measurements.md
 """
 from __future__ import annotations
 
+import collections
+import contextlib
 import json
 import os
 import random
@@ -80,7 +91,7 @@ import time
 import jax
 from hypothesis import HealthCheck, Phase, given, seed as hseed, settings, strategies as st
 
-from fuzz import rediscovery
+from fuzz import oracles, rediscovery
 from fuzz.measurements import ROOT, recording, take_flag
 from fuzz.campaign import workers
 from fuzz.campaign.property import STRATEGY_MAKERS
@@ -463,6 +474,92 @@ def reach(n, seeds=3, which="swarm"):
             for name, _ in arms}}))
 
 
+def blocked(n, seeds=2, strategy_names=("valid", "refs", "invalid"), only=None, per_bug=12):
+    """Per live bug (or those of ``only``), its triggered cases among ``n``
+    drawn of ``strategy_names`` (each seed's), at most ``per_bug`` of them
+    run through every path and oracle, unmasked once as a campaign does:
+    how many exposed it, and what stopped the others (`_stopped`)."""
+    here = jax.__version__
+    bugs = [b for b in rediscovery.living_on(here) if only is None or b.id in only]
+    if only is not None and (unknown := set(only) - {b.id for b in bugs}):
+        raise SystemExit(f"error: not a bug living on JAX {here}: {', '.join(sorted(unknown))}")
+    stopped = {b.id: collections.Counter() for b in bugs}
+    triggered = collections.Counter()
+    for seed in range(seeds):
+        for case in _drawn(strategy_names, n, seed):
+            mine = [b for b in bugs if any(known_findings.has_trigger(b.entry, case, at)
+                                           for at in range(len(case.statements)))]
+            triggered.update(b.id for b in mine)
+            mine = [b for b in mine if sum(stopped[b.id].values()) < per_bug]
+            if not mine:
+                continue
+            with _quiet():   # (the programs' debug prints, the TPU interpreter's tracebacks)
+                reports = [oracles.check(case)]
+                if (behind := known_findings.unmasked(case, reports[0].failures)) is not None:
+                    reports.append(oracles.check(
+                        behind, on_paths=known_findings.stopped(reports[0].failures)))
+            for b in mine:
+                stopped[b.id][_stopped(b, reports)] += 1
+    print(json.dumps({"jax": here, "strategies": list(strategy_names), "cases": n,
+                      "seeds": seeds, "per_bug": per_bug}))
+    print(f"\nper bug: cases with its trigger (of {n} x {seeds}), and of those run (at most "
+          f"{per_bug}), what each came to")
+    for b in sorted(bugs, key=lambda b: b.id):
+        ran = stopped[b.id]
+        print(f"{b.id}: {triggered[b.id]} triggered; of {sum(ran.values())} run: " + "; ".join(
+            f"{k} {why}" for why, k in ran.most_common()))
+
+
+@contextlib.contextmanager
+def _quiet():
+    """Standard output and error (the file descriptors: JAX's callbacks
+    write there from C++) to /dev/null."""
+    sys.stdout.flush(), sys.stderr.flush()
+    saved = [os.dup(1), os.dup(2)]
+    with open(os.devnull, "w") as null:
+        os.dup2(null.fileno(), 1), os.dup2(null.fileno(), 2)
+    try:
+        yield
+    finally:
+        sys.stdout.flush(), sys.stderr.flush()
+        for fd, copy in zip((1, 2), saved):
+            os.dup2(copy, fd)
+            os.close(copy)
+
+
+def _stopped(bug, reports) -> str:
+    """What a case with ``bug``'s trigger came to (``reports``: the case's,
+    then its unmasked one's): exposed; where no path the bug shows on ran
+    it to the end, a known crash that stopped one (after unmasking), a new
+    failure, the reason one was skipped, or refusals the unsupported table
+    lists, in that order; else the bug's oracles not applying (the reason),
+    or compared without showing it (a trigger wider than the bug)."""
+    for report in reports:
+        if any(f.known is not None and known_findings.root_id(known_findings.BY_ID[f.known])
+               == bug.root for f in report.failures):
+            return "exposed" + (" once unmasked" if report is not reports[0] else "")
+    first = reports[0]
+    wanted = [p for p in first.case.paths if not bug.entry.paths or p in bug.entry.paths]
+    # Each path's last run (the unmasked one where a known crash stopped it).
+    last = {o.path: (o, r) for r in reports for o in r.outcomes if o.path in wanted}
+    if not any(o.error is None for o, _ in last.values()):
+        failed = [f.known for o, r in last.values() for f in r.failures
+                  if f.path == o.path and f.oracle == "valid-runs"]
+        if known := [k for k in failed if k is not None]:
+            return f"failed: {known[0]}"
+        if failed:
+            return "failed: a new failure"
+        if skipped := [first.skipped[p] for p in wanted if p in first.skipped]:
+            return f"skipped: {skipped[0]}"
+        return "refused (unsupported)"
+    by = {oracle for oracle, _ in bug.entry.symptoms}
+    why = next((r.not_applied[o] for r in reversed(reports) for o in sorted(by)
+                if o in r.not_applied), None)
+    if why and not any(r.compared.get(o) for r in reports for o in by):
+        return f"oracle not applied: {why}"
+    return "ran, not shown"
+
+
 def _children(pid) -> list[int]:
     kids = []
     for entry in os.listdir("/proc"):
@@ -534,6 +631,18 @@ def main(argv=None):
                 raise SystemExit(f"error: --lever {lever_name!r}: one of {', '.join(LEVERS)}")
             argv = [a for a in argv if a not in ("--lever", lever_name)]
             return reach(int(argv[1]), int(argv[2]) if len(argv) > 2 else 3, lever_name)
+        if which == "blocked":
+            flags, rest, words = {}, [], iter(argv)
+            for word in words:
+                if word in ("--strategies", "--only"):
+                    flags[word.lstrip("-")] = next(words, "").split(",")
+                else:
+                    rest.append(word)
+            if bad := [s for s in flags.get("strategies", ()) if s not in STRATEGY_MAKERS]:
+                raise SystemExit(f"error: --strategies {','.join(bad)}: each one of "
+                                 f"{', '.join(STRATEGY_MAKERS)}")
+            return blocked(int(rest[1]), int(rest[2]) if len(rest) > 2 else 2,
+                           flags.get("strategies", ("valid", "refs", "invalid")), flags.get("only"))
         if which == "orphans":
             return orphans(int(argv[1]) if len(argv) > 1 else 10)
         if which == "rediscover" or which in LEVERS:

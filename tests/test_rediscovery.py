@@ -2,12 +2,14 @@
 and its predicates tell its bugs apart on the running JAX. No campaign runs
 here: the benchmark itself is `python -m fuzz.bench_campaign rediscover`,
 and its timing is never asserted."""
+import dataclasses
 import re
 
 import pytest
 
-from fuzz import compat, oracles, rediscovery
-from fuzz.bench_campaign import by_root
+from fuzz import compat, ir, oracles, rediscovery
+from fuzz.bench_campaign import _stopped, by_root
+from fuzz.ops.ref.common import Iota
 from fuzz.rediscovery import BY_ID, CATALOGUE, FIXED, LIVE, Bug
 from fuzz.suppressions import known_findings, seen_on
 from fuzz.triage import bisect, releases
@@ -140,3 +142,24 @@ def test_a_trial_exposes_a_root_cause_at_the_first_of_its_faces():
               other: [(("r", 0), None)]}
     assert by_root(trials) == {root: [(("r", 0), 30.0), (("r", 1), 5.0), (("r", 2), None)],
                                other: [(("r", 0), None)]}
+
+
+@pytest.mark.skipif(not all(seen_on.applies("known", i) for i in (
+    LIVE_A, LIVE_B, "checkpoint-vjp-drops-ref-writes")), reason="not all three live on this JAX")
+def test_blocked_says_what_stopped_a_triggered_case():
+    """`fuzz.bench_campaign blocked`'s verdicts, on real runs of a bug's
+    trigger: exposed; its only path skipped; its oracle not applying;
+    another bug's crash stopping it."""
+    bug = BY_ID["checkpoint-vjp-drops-ref-writes"]
+    example = bug.entry.example
+    store = example.body[0].body[0]
+    scoped = dataclasses.replace(example, refs=(dataclasses.replace(example.refs[0], scoped=True),))
+    integer = dataclasses.replace(example, refs=(ir.Ref("int32", ()),), body=(dataclasses.replace(
+        example.body[0], body=(dataclasses.replace(store, value=Iota("int32", (), 3)),)),))
+    assert _stopped(bug, [oracles.check(example)]) == "exposed"
+    assert _stopped(bug, [oracles.check(scoped)]) == \
+        "skipped: pl.run_scoped exists only inside Pallas kernels"
+    assert _stopped(bug, [oracles.check(integer)]) == \
+        "oracle not applied: no float32 or float64 ref in use"
+    a = BY_ID[LIVE_A]
+    assert _stopped(a, [oracles.check(BY_ID[LIVE_B].entry.example)]) == f"failed: {LIVE_B}"
