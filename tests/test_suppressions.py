@@ -405,9 +405,9 @@ def test_a_pipeline_printing_a_kernel_ref_is_the_closed_over_ref_finding_and_hid
          "no same-width-bitcast-below-2d here")
 def test_unmasking_runs_a_case_again_without_a_known_crash_and_reports_what_it_hid(plant):
     """A wrong value planted in swap's discharge rule, behind a known crash
-    that stops every path first (a same-width bitcast of a 1-D ref): counted
+    that stops every path first (same-width bitcasts of a 1-D ref): counted
     as the known crash alone, unless the case runs again without its
-    trigger (``unmask``), where the planted swap is reported."""
+    triggers (``unmask``), where the planted swap is reported."""
     rules = compat.discharge_rules()
     swap = next(p for p in rules if p.name == "swap")
 
@@ -415,8 +415,11 @@ def test_unmasking_runs_a_case_again_without_a_known_crash_and_reports_what_it_h
         new_invals, outs = call()
         return [None if v is None else v + 1 for v in new_invals], outs
     plant(rules, swap, compat.wrap_rule(rules[swap], around))
+    # Two statements with its trigger: unmasking drops both, not just the
+    # one that raised (the other would raise it again).
     case = ir.Case((ir.Ref("int32", (3,)), ir.Ref("int32", (2,))), (
-        Get(ir.View(0, (ir.Bitcast("float32"),))), Swap(ir.View(1), Fill(ir.Int(5), (2,)))))
+        Get(ir.View(0, (ir.Bitcast("float32"),))), Swap(ir.View(1), Fill(ir.Int(5), (2,))),
+        Get(ir.View(0, (ir.Bitcast("float32"),)))))
     masked = Stats()
     check_property(case, masked)
     assert set(masked.known) == {"same-width-bitcast-below-2d"}

@@ -127,13 +127,22 @@ def stopped(failures) -> tuple[str, ...]:
     return tuple(dict.fromkeys(f.path for f in _crashes(failures)))
 
 
+def _triggering(k: KnownFinding, case: ir.Case, failure) -> list[int]:
+    """The statements of ``case`` with ``k``'s trigger: every one (a second
+    would raise the same crash again), or where its trigger is the whole
+    case's, those ``failure`` is about."""
+    if k.case_level:
+        return trigger_statements(k, failure)
+    return [n for n in range(len(case.statements)) if has_trigger(k, case, n)]
+
+
 def unmasked(case: ir.Case, failures) -> ir.Case | None:
-    """``case`` (valid) without the statements that triggered the known
-    findings among ``failures`` that a path raised on: a known crash stops
+    """``case`` (valid) without the statements with the triggers of the
+    known findings among ``failures`` that a path raised on: a known crash stops
     every oracle on its path, so while it is hit, a bug behind it stays
     hidden. None where no known finding raised, or nothing well-formed is
     left."""
-    drop = {n for f in _crashes(failures) for n in trigger_statements(BY_ID[f.known], f)}
+    drop = {n for f in _crashes(failures) for n in _triggering(BY_ID[f.known], case, f)}
     if not case.valid or not drop:
         return None
     body = case.body
