@@ -641,6 +641,9 @@ def main(argv=None):
             if bad := [s for s in flags.get("strategies", ()) if s not in STRATEGY_MAKERS]:
                 raise SystemExit(f"error: --strategies {','.join(bad)}: each one of "
                                  f"{', '.join(STRATEGY_MAKERS)}")
+            if not (2 <= len(rest) <= 3 and all(w.isdigit() for w in rest[1:])):
+                raise SystemExit("error: usage: blocked CASES [SEEDS] [--strategies S1,S2] "
+                                 "[--only BUG1,BUG2]")
             return blocked(int(rest[1]), int(rest[2]) if len(rest) > 2 else 2,
                            flags.get("strategies", ("valid", "refs", "invalid")), flags.get("only"))
         if which == "orphans":
