@@ -455,9 +455,8 @@ def reach(n, seeds=3, which="swarm"):
         for seed in range(seeds):
             cases = _drawn(strategy_names, n, seed)
             for b, k in bugs:
-                counts[name][b.id].append(sum(any(
-                    known_findings.has_trigger(k, case, at) for at in range(len(case.statements)))
-                    for case in cases))
+                counts[name][b.id].append(sum(bool(known_findings.with_trigger(k, case))
+                                              for case in cases))
         print(json.dumps({"setting": name, "strategies": strategy_names, "cases": n,
                           "seeds": seeds}), flush=True)
     print(f"\nper bug, the cases of {n} (each seed's) that have its trigger")
@@ -487,8 +486,7 @@ def blocked(n, seeds=2, strategy_names=("valid", "refs", "invalid"), only=None, 
     triggered = collections.Counter()
     for seed in range(seeds):
         for case in _drawn(strategy_names, n, seed):
-            mine = [b for b in bugs if any(known_findings.has_trigger(b.entry, case, at)
-                                           for at in range(len(case.statements)))]
+            mine = [b for b in bugs if known_findings.with_trigger(b.entry, case)]
             triggered.update(b.id for b in mine)
             mine = [b for b in mine if sum(stopped[b.id].values()) < per_bug]
             if not mine:

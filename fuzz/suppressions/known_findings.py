@@ -79,6 +79,11 @@ def has_trigger(k: KnownFinding, case: ir.Case, n: int) -> bool:
     return (k.case_level or case.statements[n].family in about) and k.trigger(case, n)
 
 
+def with_trigger(k: KnownFinding, case: ir.Case) -> list[int]:
+    """The statements of ``case`` with ``k``'s trigger."""
+    return [n for n in range(len(case.statements)) if has_trigger(k, case, n)]
+
+
 def _downstream(k: KnownFinding, failure, roots: list[int]) -> bool:
     """A consequence on the ref of a root (a statement where a symptom of
     ``k`` matched), seen at or after it (a wrong value where it is seen,
@@ -133,7 +138,7 @@ def _triggering(k: KnownFinding, case: ir.Case, failure) -> list[int]:
     case's, those ``failure`` is about."""
     if k.case_level:
         return trigger_statements(k, failure)
-    return [n for n in range(len(case.statements)) if has_trigger(k, case, n)]
+    return with_trigger(k, case)
 
 
 def unmasked(case: ir.Case, failures) -> ir.Case | None:
