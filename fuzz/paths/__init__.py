@@ -48,7 +48,7 @@ from __future__ import annotations
 
 import ast
 import importlib
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import jax
 import jax.numpy as jnp
@@ -157,6 +157,38 @@ def not_applicable(case: ir.Case, path: str) -> str | None:
                            *(f for s in case.statements for v in ir.views(s)
                              for t in v.transforms for f in getattr(t, "needs", ()))])
 
+
+
+def projected(case: ir.Case, path: str) -> ir.Case | None:
+    """``case`` as ``path`` can run it, where it cannot as it is: without
+    the statements the path refuses (its module's ``refused(case, stmt)``,
+    or the statement's own `ir.Statement.not_applicable`; a wrapper's body
+    kept, unwrapped), the refs nothing uses then, and its grid or mesh (the
+    kernel run once). A cheap path that refuses most drawn programs (the
+    eager one: semaphores, ``pltpu.load``, reshaped views) so still runs
+    their data statements. None where the path runs ``case`` already, does
+    not project, or refuses what is left; or nothing is left."""
+    module = MODULES[path]
+    refused = getattr(module, "refused", None)
+    if refused is None or not case.valid or not not_applicable(case, path):
+        return None
+    body = case.body
+    for n in reversed(range(len(case.statements))):   # (later first: earlier keep their numbers)
+        stmt = case.statements[n]
+        if refused(case, stmt) or stmt.not_applicable(module):
+            body = ir.unwrapped(body, n, 0) if stmt.blocks() else ir.without_statement(body, n)
+            if body is None:   # a statement kept uses its value
+                return None
+    used = sorted({v.ref for v in ir.walk(body, ir.View)})
+    if not used:
+        return None
+    number = {old: new for new, old in enumerate(used)}
+    try:
+        kept = replace(case, refs=tuple(case.refs[i] for i in used), grid=None, devices=None,
+                       body=ir.replace_nodes(body, ir.View, lambda v: replace(v, ref=number[v.ref])))
+    except (ir.IRError, ValueError, TypeError, IndexError):
+        return None   # (a view that needed the mesh, a step over a ref gone)
+    return None if not_applicable(kept, path) else kept
 
 # --- what every path's program shares -----------------------------------------
 

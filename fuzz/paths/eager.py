@@ -24,14 +24,27 @@ def not_applicable(case: ir.Case) -> str | None:
     or their mistake."""
     if why := jax_refs.not_applicable(case):
         return why
-    if any(s.primitive in ("masked_load", "masked_swap") for s in case.statements):
-        return "pltpu.load / pltpu.store have no eager evaluation rule"
-    transforms = [t for s in case.statements for v in ir.views(s) for t in v.transforms]
-    if any(isinstance(t, (ir.Reshape, ir.Transpose, ir.Bitcast)) for t in transforms):
-        return "an eager jax.Ref has no .reshape / .transpose / .bitcast"
+    if why := next((why for s in case.statements if (why := refused(case, s))), None):
+        return why
     # (only a view the kernel writes as x.at[...]: x[i] and jax.ref.get(x, i) run)
     if compat.jax_version()[:2] < (0, 12) and ".at[" in emit.kernel_source(case):
         return f"JAX {jax.__version__}'s eager jax.Ref has no .at[] (a bare NotImplementedError)"
+    return None
+
+
+def refused(case: ir.Case, stmt: ir.Statement) -> str | None:
+    """Why this path cannot run statement ``stmt`` of ``case`` (None: it
+    can): what `fuzz.paths.projected` drops, so that the rest of a program
+    it refuses still runs here (most drawn programs have one of these)."""
+    if stmt.counted() or any(case.refs[v.ref].is_semaphore for v in ir.views(stmt)):
+        return "semaphores (and the copies counted on them) exist only inside Pallas kernels"
+    if any(case.refs[v.ref].scoped for v in ir.views(stmt)):
+        return "pl.run_scoped exists only inside Pallas kernels"
+    if stmt.primitive in ("masked_load", "masked_swap"):
+        return "pltpu.load / pltpu.store have no eager evaluation rule"
+    if any(isinstance(t, (ir.Reshape, ir.Transpose, ir.Bitcast))
+           for v in ir.views(stmt) for t in v.transforms):
+        return "an eager jax.Ref has no .reshape / .transpose / .bitcast"
     return None
 
 
