@@ -21,7 +21,7 @@
                         releases it lives on; a miss counts as BUDGET) and how
                         many exposed it; with --keep, the corpus files of its new
                         findings go to DIR/<release>-seed<seed>/ (per setting of a lever)
-    python -m fuzz.bench_campaign swarm|refs|plain|copies|schedule|mode|filing|unmask|defaults BUDGET SEEDS [--releases R1,...]
+    python -m fuzz.bench_campaign swarm|refs|plain|copies|schedule|mode|filing|unmask|project|defaults BUDGET SEEDS [--releases R1,...]
                         one lever, side by side: rediscover with each of its
                         settings (`LEVERS`: swarm,invalid and valid,swarm,invalid
                         against the default strategies; valid,refs,invalid
@@ -30,7 +30,8 @@
                         as a quarter and a seventh of the draws against none; --schedule
                         cost against all; --mode
                         atheris and mixed against hypothesis; --filing end
-                        against inline; --unmask against not; the defaults
+                        against inline; --unmask against not; --project against
+                        not; the defaults
                         against the levers' winners together), the same seeds
                         and releases (default: the newest)
     PYTHONPATH=tests python -m fuzz.bench_campaign planted [BUDGET] [SEEDS]
@@ -94,7 +95,7 @@ from hypothesis import HealthCheck, Phase, given, seed as hseed, settings, strat
 from fuzz import oracles, rediscovery
 from fuzz.measurements import ROOT, recording, take_flag
 from fuzz.campaign import workers
-from fuzz.campaign.property import STRATEGY_MAKERS
+from fuzz.campaign.property import STRATEGY_MAKERS, reruns
 from fuzz.campaign.supervisor import Campaign, CampaignConfig
 from fuzz.suppressions import known_findings
 from fuzz.triage import corpus, releases, reports
@@ -401,6 +402,8 @@ LEVERS = {
     # (both as a user runs them: minimized and verified, which other levers skip)
     # a case a known crash stopped run again without its trigger, or not
     "unmask": [("off", {"unmask": False}), ("on", {"unmask": True})],
+    # a case a path refused run there as that path can, or not
+    "project": [("off", {"project": False}), ("on", {"project": True})],
     "filing": [("inline", {"filing": "inline", "minimize": True, "verify": True}),
                ("end", {"filing": "end", "minimize": True, "verify": True})],
 }
@@ -493,9 +496,8 @@ def blocked(n, seeds=2, strategy_names=("valid", "refs", "invalid"), only=None, 
                 continue
             with _quiet():   # (the programs' debug prints, the TPU interpreter's tracebacks)
                 reports = [oracles.check(case)]
-                if (behind := known_findings.unmasked(case, reports[0].failures)) is not None:
-                    reports.append(oracles.check(
-                        behind, on_paths=known_findings.stopped(reports[0].failures)))
+                reports += [oracles.check(again, on_paths=on_paths) for _, again, on_paths in
+                            reruns(case, reports[0], unmask=True, project=True)]
             for b in mine:
                 stopped[b.id][_stopped(b, reports)] += 1
     print(json.dumps({"jax": here, "strategies": list(strategy_names), "cases": n,

@@ -27,3 +27,8 @@ DEFAULT_FILING = "inline"
 # bug behind a known one is met without waiting for a case without it. On:
 # two 10-minute measurements exposed more bugs with it (docs/measurements.md).
 DEFAULT_UNMASK = True
+
+# Whether a valid case a path refused runs there as that path can
+# (`fuzz.paths.projected`: the eager path without the semaphores,
+# `pltpu.load`s and reshaped views it cannot run).
+DEFAULT_PROJECT = True

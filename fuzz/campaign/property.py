@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 
 from hypothesis import HealthCheck, Phase, given, seed as hseed, settings, strategies as st
 
-from fuzz import oracles
+from fuzz import oracles, paths
 from fuzz.suppressions import known_findings
 from fuzz.triage import corpus, findings
 from fuzz.campaign import STRATEGIES
@@ -30,6 +30,7 @@ class Stats:
     already_found: collections.Counter = field(default_factory=collections.Counter)
     undefined: int = 0     # valid cases the model gives no meaning (see fuzz/model.py)
     unmasked: int = 0      # cases run again without a known crash's trigger (`check_property`)
+    projected: int = 0     # cases run again as a path that refused them can (`check_property`)
     # Valid cases by the model's verdict (defined, deadlock, racy, ...).
     verdicts: collections.Counter = field(default_factory=collections.Counter)
     # Cases on a mesh, by its size, and those valid by size and verdict ("4 racy").
@@ -57,14 +58,16 @@ SESSION = Stats()
 
 def check_property(case, stats: Stats = SESSION, include_known=False, *,
                    on_paths=None, only_oracles=None, already_found=None,
-                   unsupported_are_findings=False, unmask=False) -> oracles.CaseReport:
+                   unsupported_are_findings=False, unmask=False,
+                   project=False) -> oracles.CaseReport:
     """Run ``case`` everywhere (or ``on_paths``); raise its first unknown
     failure. A campaign narrows what counts with ``only_oracles`` (names) and
     ``already_found(failure) -> bool`` (what it has filed already: counted,
     not raised again, so Hypothesis does not shrink it once more). With
     ``unmask``, a case a known crash stopped runs again without what
-    triggered it (`known_findings.unmasked`), and its first unknown failure
-    is raised."""
+    triggered it (`known_findings.unmasked`); with ``project``, a case a
+    path refused runs there as it can (`fuzz.paths.projected`); the first
+    unknown failure of either is raised."""
     report = oracles.check(case, on_paths=on_paths,
                            oracles=only_oracles or oracles.ORACLE_NAMES,
                            unsupported_are_findings=unsupported_are_findings)
@@ -99,14 +102,25 @@ def check_property(case, stats: Stats = SESSION, include_known=False, *,
             stats.hits.setdefault(findings.finding_id(findings.signature(f)), "new")
     if unknown:
         raise unknown[0]
-    if unmask and (behind := known_findings.unmasked(case, report.failures)) is not None:
-        stats.unmasked += 1
-        # Again only on the paths a known crash stopped: the others ran the
-        # whole program already (run everywhere, a case cost a fifth more).
-        check_property(behind, stats, include_known, on_paths=known_findings.stopped(report.failures),
+    for why, again, on_paths in reruns(case, report, unmask=unmask, project=project):
+        setattr(stats, why, getattr(stats, why) + 1)
+        check_property(again, stats, include_known, on_paths=on_paths,
                        only_oracles=only_oracles, already_found=already_found,
                        unsupported_are_findings=unsupported_are_findings)
     return report
+
+
+def reruns(case, report, *, unmask: bool, project: bool):
+    """What ``case`` runs again after its ``report``, each as (`Stats`
+    counter, case, paths): with ``unmask``, without the triggers of the
+    known crashes that stopped paths, on those paths only (the others ran
+    the whole program; run everywhere, a case cost a fifth more); with
+    ``project``, on each path it refused, as that path can run it."""
+    if unmask and (behind := known_findings.unmasked(case, report.failures)) is not None:
+        yield "unmasked", behind, known_findings.stopped(report.failures)
+    for path in report.skipped if project else ():
+        if (kept := paths.projected(case, path)) is not None:
+            yield "projected", kept, (path,)
 
 
 # Each of `STRATEGIES`' strategy of cases, by name.

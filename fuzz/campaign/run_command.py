@@ -7,8 +7,8 @@ import os
 import re
 import sys
 
-from fuzz.campaign import (DEFAULT_FILING, DEFAULT_SCHEDULE, DEFAULT_STRATEGIES, DEFAULT_UNMASK,
-                            FILINGS, SCHEDULES, STRATEGIES)
+from fuzz.campaign import (DEFAULT_FILING, DEFAULT_PROJECT, DEFAULT_SCHEDULE, DEFAULT_STRATEGIES,
+                            DEFAULT_UNMASK, FILINGS, SCHEDULES, STRATEGIES)
 from fuzz.campaign.workers import load_hook
 from fuzz.exits import EXIT_ERROR
 
@@ -74,6 +74,10 @@ def add(sub) -> None:
       help="run a case a known crash stopped on some path again, on those paths, without "
            "the statements that triggered it, so a bug behind the known one shows "
            f"(default {'on' if DEFAULT_UNMASK else 'off'})")
+    a("--project", action=argparse.BooleanOptionalAction, default=DEFAULT_PROJECT,
+      help="run a case a path refused (the eager path: semaphores, pltpu.load, reshaped "
+           "views) again there, without the statements it cannot run "
+           f"(default {'on' if DEFAULT_PROJECT else 'off'})")
     a("--finish-filing", type=duration, default=duration("5m"),
       help="after the workers stop: time to minimize and verify the findings filed "
            "unverified (all of them with --filing end) (default 5m)")
@@ -159,6 +163,7 @@ def main(args) -> int:
         budget_s=args.budget, workers=args.workers, mode=args.mode, seed=args.seed,
         strategies=args.strategies, paths=args.paths, oracles=args.oracles, schedule=args.schedule,
         filing=args.filing, finish_filing_s=args.finish_filing, unmask=args.unmask,
+        project=args.project,
         include_known=args.include_known, unsupported_are_findings=args.unsupported_are_findings,
         database=args.database, corpus_dir=args.corpus,
         reports_dir=args.reports, out_dir=args.out, case_timeout_s=args.case_timeout,

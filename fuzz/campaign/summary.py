@@ -122,6 +122,9 @@ def text(summary: dict, out_dir: str) -> str:
     if summary.get("unmasked_cases"):
         lines.append(f"   cases run again without a known crash's trigger (--unmask): "
                      f"{summary['unmasked_cases']}")
+    if summary.get("projected_cases"):
+        lines.append(f"   cases run again as a path that refused them can (--project): "
+                     f"{summary['projected_cases']}")
     if verdicts := summary.get("verdicts"):
         lines.append("   valid cases by the model's verdict: " + ", ".join(
             f"{v} {n}" for v, n in sorted(verdicts.items(), key=lambda kv: -kv[1])))

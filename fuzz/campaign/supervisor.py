@@ -26,8 +26,8 @@ from dataclasses import asdict, dataclass, field
 import jax
 
 from fuzz import compat, exits, paths, serialize
-from fuzz.campaign import (DEFAULT_FILING, DEFAULT_SCHEDULE, DEFAULT_STRATEGIES, DEFAULT_UNMASK,
-                           outputs, workers)
+from fuzz.campaign import (DEFAULT_FILING, DEFAULT_PROJECT, DEFAULT_SCHEDULE, DEFAULT_STRATEGIES,
+                           DEFAULT_UNMASK, outputs, workers)
 from fuzz.campaign.summary import why_not_run
 from fuzz.triage import filing, findings
 
@@ -52,6 +52,7 @@ class CampaignConfig:
     schedule: str = DEFAULT_SCHEDULE   # `fuzz.campaign.SCHEDULES`
     filing: str = DEFAULT_FILING       # `fuzz.campaign.FILINGS`
     unmask: bool = DEFAULT_UNMASK
+    project: bool = DEFAULT_PROJECT
     include_known: bool = False
     unsupported_are_findings: bool = False
     database: str | None = None
@@ -125,6 +126,7 @@ class Campaign:
         self.already = collections.Counter()
         self.undefined = 0
         self.unmasked = 0   # cases run again without a known crash's trigger
+        self.projected = 0  # cases run again as a path that refused them can
         self.verdicts = collections.Counter()
         self.meshes = collections.Counter()   # cases on a mesh by size (and verdict)
         self.unsupported = collections.Counter()
@@ -175,7 +177,7 @@ class Campaign:
             strategies=c.strategies, state_dir=self.state_dir, corpus_dir=c.corpus_dir,
             reports_dir=c.reports_dir, database=c.database, events_fd=write_fd,
             paths=c.paths, oracles=c.oracles, schedule=c.schedule, filing=c.filing,
-            unmask=c.unmask, include_known=c.include_known,
+            unmask=c.unmask, project=c.project, include_known=c.include_known,
             unsupported_are_findings=c.unsupported_are_findings,
             minimize=c.minimize, verify=c.verify, clear_caches_every=c.clear_caches_every,
             recycle_after=c.recycle_after, setup=c.setup,
@@ -233,6 +235,7 @@ class Campaign:
             self.already.update(ev["already"])
             self.undefined += ev["undefined"]
             self.unmasked += ev.get("unmasked", 0)
+            self.projected += ev.get("projected", 0)
             self.verdicts.update(ev.get("verdicts", {}))
             self.meshes.update(ev.get("meshes", {}))
             self.unsupported.update(ev["unsupported"])
@@ -521,7 +524,8 @@ class Campaign:
             "cases_per_oracle": dict(self.compared),
             "failures_per_oracle": self._per_oracle(),
             "undefined_cases": self.undefined,
-            "unmasked_cases": self.unmasked, "verdicts": dict(self.verdicts),
+            "unmasked_cases": self.unmasked, "projected_cases": self.projected,
+            "verdicts": dict(self.verdicts),
             "cases_per_mesh": dict(self.meshes),
             "unsupported": dict(self.unsupported), "artifacts": dict(self.artifacts),
             "finished_filing": self.finished_filing,

@@ -30,7 +30,7 @@ import traceback
 from dataclasses import asdict, dataclass, field
 
 from fuzz import atomic
-from fuzz.campaign import DEFAULT_FILING, DEFAULT_SCHEDULE, DEFAULT_UNMASK
+from fuzz.campaign import DEFAULT_FILING, DEFAULT_PROJECT, DEFAULT_SCHEDULE, DEFAULT_UNMASK
 from fuzz.exits import EXIT_BROKEN, EXIT_OOM, EXIT_SETUP
 
 RUN_EXAMPLES = 500    # Hypothesis examples per run: a fresh run (new seed) keeps
@@ -55,6 +55,7 @@ class WorkerConfig:
     schedule: str = DEFAULT_SCHEDULE   # `fuzz.campaign.SCHEDULES`
     filing: str = DEFAULT_FILING       # `fuzz.campaign.FILINGS`
     unmask: bool = DEFAULT_UNMASK
+    project: bool = DEFAULT_PROJECT
     include_known: bool = False
     unsupported_are_findings: bool = False
     minimize: bool = True
@@ -197,7 +198,7 @@ class Worker:
             return self._property.check_property(
                 case, stats, self.config.include_known, on_paths=plan.paths,
                 only_oracles=plan.oracles, already_found=self._already_found,
-                unmask=self.config.unmask,
+                unmask=self.config.unmask, project=self.config.project,
                 unsupported_are_findings=self.config.unsupported_are_findings)
         except oracles.OracleFailure as f:
             self.pending[self._findings.signature(f)] = f
@@ -211,7 +212,8 @@ class Worker:
                 paths={p: n for p, n in stats.cases.items() if p != "case"},
                 skipped=dict(stats.skipped), known=dict(stats.known),
                 already=dict(stats.already_found), **self._new_rules,
-                undefined=stats.undefined, unmasked=stats.unmasked, verdicts=dict(stats.verdicts),
+                undefined=stats.undefined, unmasked=stats.unmasked, projected=stats.projected,
+                verdicts=dict(stats.verdicts),
                 meshes=dict(stats.meshes),
                 unsupported=dict(stats.unsupported), artifacts=dict(stats.artifacts),
                 compared=dict(stats.compared), hits=stats.hits)
