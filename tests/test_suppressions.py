@@ -10,19 +10,20 @@ entry gets its swallow test without anyone writing one.
 import dataclasses
 import os
 
+import jax
 import pytest
 
 from fuzz import compat, ir, oracles, paths
 from fuzz.suppressions import known_findings, seen_on, unsupported
 from fuzz.campaign.property import Stats, check_property, filed_signatures
 from fuzz.ops.ref import Get, Swap
-from fuzz.ops.ref.common import Fill
+from fuzz.ops.ref.common import Fill, Iota
 from fuzz.ops.semaphore import Read, Signal, Wait
 from fuzz.oracles import errors, jit_eager, model_vs_path
 from fuzz.triage import corpus, filing, findings, reports
 from jax._src.pallas import primitives as pallas_primitives
 from jax._src.state import primitives as state_primitives
-from hunting import premise
+from hunting import needs_eager_at, premise
 
 signal_p, wait_p, _ = compat.SEMAPHORE_PRIMITIVES
 CORPUS = os.path.join(os.path.dirname(__file__), os.pardir, "corpus")
@@ -130,6 +131,27 @@ def test_a_planted_get_error_beside_the_trigger_is_reported(example, plant):
     KeyError in get's abstract evaluation, on a data ref only the planted
     statement uses, before the trigger."""
     _planted_get_first_is_reported(example, plant)
+
+
+# A store through a static index beside a dynamic one (r[0, i]): under
+# jax.vmap, where i is batched, the indexer is a gather, as a strided
+# slice makes it (strided-slice-then-index-typedint's vmap face).
+STATIC_BESIDE_BATCHED = ir.Case((ir.Ref("float32", (1, 3)),), (Swap(ir.View(0, (ir.At((
+    ir.Int(0), ir.Int(1, dynamic=True))),)), Iota("float32", ())),), ("eager",))
+
+
+@needs_eager_at
+def test_a_static_index_beside_a_batched_one_is_the_strided_slice_finding(plant):
+    """One missing case of _convert_to_gather_arrays (a TypedInt index in a
+    gather): reached by a strided slice, or by jax.vmap batching the other
+    index. The vmap face is that finding; a planted get error beside it is
+    still new."""
+    k = known_findings.BY_ID["strided-slice-then-index-typedint"]
+    if not seen_on.applies("known", k.id):
+        pytest.skip(f"JAX {jax.__version__}: {k.id} is not live here")
+    failures = oracles.check(STATIC_BESIDE_BATCHED, oracles=("vmap-stack",)).failures
+    assert [(f.oracle, f.known) for f in failures] == [("vmap-stack", k.id)], failures
+    _planted_get_first_is_reported(STATIC_BESIDE_BATCHED, plant)
 
 
 @pytest.mark.parametrize("example", [e for e in ALL if _semaphores_run(e.values[0])])

@@ -67,6 +67,14 @@ def _strided_and_int_index(case, k) -> bool:
             and any(isinstance(i, ir.Int) for i in indices))
 
 
+def _static_beside_dynamic_int(case, k) -> bool:
+    """A static and a dynamic integer index in one indexer (r[0, i]): under
+    jax.vmap the batched ``i`` makes the indexer a gather, as a strided
+    slice does."""
+    return any(isinstance(t, ir.At) and {i.dynamic for i in t.indices if isinstance(i, ir.Int)}
+               == {True, False} for t in _transforms(case, k))
+
+
 def _reshape_then_more(case, k) -> bool:
     """A reshape that another transform follows (which then reads the value
     before the reshape)."""
@@ -269,14 +277,17 @@ KNOWN_FINDINGS: tuple[KnownFinding, ...] = (
         "(jnp.ones((1, 2)))): 'Invalid type of idxer: TypedInt', from "
         "_convert_to_gather_arrays; a semaphore signal or wait through such a "
         "view (s.at[0, ::2].at[0]) and a copy's DMA semaphore view of that form "
-        "fail the same way",
+        "fail the same way, and so, under jax.jit of jax.vmap, does a read or "
+        "write of a jax.new_ref through a static integer index beside a batched "
+        "one (r[0, i], i batched: a gather too)",
         # (up to 0.7.1 the index is a plain int: 'Invalid type of idxer: int')
         symptoms=(("valid-runs", r"ValueError: Invalid type of idxer: (TypedInt|int)\b"),
                   (_INVALID, r"ValueError: Invalid type of idxer: (TypedInt|int)\b"),
                   # ...and an eager program's store so, under jax.vmap and jax.jvp
                   ("vmap-stack", r"^vmap raised ValueError: Invalid type of idxer: TypedInt\b"),
                   ("grad-matches", r": ValueError: Invalid type of idxer: TypedInt\b")),
-        trigger=_strided_and_int_index,
+        trigger=lambda case, k: (_strided_and_int_index(case, k)
+                                 or _static_beside_dynamic_int(case, k)),
         about=("semaphore", "ref", "dma"),
         # (a cold review: shown on a plain data ref, the bug's whole scope)
         example=ir.Case((ir.Ref("float32", (1, 2)),), (Swap(ir.View(0, (
