@@ -43,6 +43,10 @@ with `fact` (a flag a module leaves out is False) and `having`:
   ``PLAIN``: its ``harness`` takes ``plain=True``: the program without the
   wrappers the path adds for the rules they reach (a reproducer tries it
   first, and keeps it where the bug shows so too).
+
+A path that refuses a case for some of its statements may name them one by
+one (``refused(case, stmt)``): `projected` then gives the case without them,
+which a campaign runs there too (``--project``).
 """
 from __future__ import annotations
 
