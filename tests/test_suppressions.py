@@ -16,7 +16,8 @@ import pytest
 from fuzz import compat, ir, oracles, paths
 from fuzz.suppressions import known_findings, seen_on, unsupported
 from fuzz.campaign.property import Stats, check_property, filed_signatures
-from fuzz.ops.ref import Get, Swap
+from fuzz.ops.ref import AddUpdate, Get, Swap
+from fuzz.ops.ref.masked_store import MaskedStore
 from fuzz.ops.ref.common import Fill, Iota
 from fuzz.ops.semaphore import Read, Signal, Wait
 from fuzz.oracles import errors, jit_eager, model_vs_path
@@ -152,6 +153,27 @@ def test_a_static_index_beside_a_batched_one_is_the_strided_slice_finding(plant)
     failures = oracles.check(STATIC_BESIDE_BATCHED, oracles=("vmap-stack",)).failures
     assert [(f.oracle, f.known) for f in failures] == [("vmap-stack", k.id)], failures
     _planted_get_first_is_reported(STATIC_BESIDE_BATCHED, plant)
+
+
+# A pltpu.store through a reshape leaves the ref's discharged value of the
+# view's shape (masked-swap-returns-transformed-ref); an addupdate of the
+# whole ref then adds arrays of two shapes.
+STORE_THEN_ADD = ir.Case((ir.Ref("int16", (3, 3)),), (
+    MaskedStore(ir.View(0, (ir.Reshape((1, 9)),)), Iota("int16", (1, 9))),
+    AddUpdate(ir.View(0), Iota("int16", (3, 3)))), ("abstract",))
+
+
+def test_an_addupdate_after_a_reshaped_store_is_its_consequence(plant):
+    """'add got incompatible shapes' on the ref a reshaped pltpu.store wrote
+    is the store's bug seen downstream (a campaign filed it as new); a
+    planted get error beside it is still reported."""
+    k = known_findings.BY_ID["masked-swap-returns-transformed-ref"]
+    if not seen_on.applies("known", k.id):
+        pytest.skip(f"JAX {jax.__version__}: {k.id} is not live here")
+    failures = oracles.check(STORE_THEN_ADD).failures
+    assert {(f.oracle, f.known) for f in failures} == {
+        ("aval-preserved", k.id), ("valid-runs", k.id)}, failures
+    _planted_get_first_is_reported(STORE_THEN_ADD, plant)
 
 
 @pytest.mark.parametrize("example", [e for e in ALL if _semaphores_run(e.values[0])])

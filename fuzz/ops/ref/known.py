@@ -235,7 +235,9 @@ _WRONG_SHAPE_DOWNSTREAM = (
     r"Cannot broadcast to shape with fewer dimensions|lax\.dynamic_update_slice|"
     r"dynamic_update_slice update|Cannot lower jaxpr with verifier errors|"
     # ...as a loop's carry, of another shape from one iteration to the next
-    r"while_loop body function carry input and carry output must have equal types)|"
+    r"while_loop body function carry input and carry output must have equal types|"
+    # ...as an addupdate's sum with a value of the ref's own shape
+    r"add got incompatible shapes for broadcasting)|"
     r"IndexError: (Too many indices: array is \d+-dimensional|list index out of range))")
 
 # Index operands of mixed widths (the order follows the view's axes).
