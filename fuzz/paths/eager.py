@@ -37,9 +37,9 @@ def refused(case: ir.Case, stmt: ir.Statement) -> str | None:
     can): what `fuzz.paths.projected` drops, so that the rest of a program
     it refuses still runs here (most drawn programs have one of these)."""
     if stmt.counted() or any(case.refs[v.ref].is_semaphore for v in ir.views(stmt)):
-        return "semaphores (and the copies counted on them) exist only inside Pallas kernels"
+        return jax_refs.SEMAPHORES
     if any(case.refs[v.ref].scoped for v in ir.views(stmt)):
-        return "pl.run_scoped exists only inside Pallas kernels"
+        return jax_refs.SCOPED
     if stmt.primitive in ("masked_load", "masked_swap"):
         return "pltpu.load / pltpu.store have no eager evaluation rule"
     if any(isinstance(t, (ir.Reshape, ir.Transpose, ir.Bitcast))

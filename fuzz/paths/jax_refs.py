@@ -49,11 +49,16 @@ def body(case: ir.Case, values: dict[str, str], results: list[str], call: str = 
             f"    return {paths.tuple_source(f'jax.freeze({n})' for n in results)}\n")
 
 
+# Why a program of refs as values cannot have some of a kernel's refs.
+SEMAPHORES = "semaphores (and the copies counted on them) exist only inside Pallas kernels"
+SCOPED = "pl.run_scoped exists only inside Pallas kernels"
+
+
 def not_applicable(case: ir.Case) -> str | None:
     if any(r.is_semaphore for r in case.refs) or any(s.counted() for s in case.statements):
-        return "semaphores (and the copies counted on them) exist only inside Pallas kernels"
+        return SEMAPHORES
     if any(r.scoped for r in case.refs):
-        return "pl.run_scoped exists only inside Pallas kernels"
+        return SCOPED
     return None
 
 
