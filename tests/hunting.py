@@ -7,6 +7,7 @@ import re
 import jax
 import pytest
 from hypothesis import HealthCheck, Phase, given, seed, settings
+from jax._src.interpreters import ad
 from jax._src.state import discharge as state_discharge, primitives as state_primitives
 
 from fuzz import compat, oracles
@@ -178,3 +179,15 @@ def plant_addupdate_twice_while_a_ref_is_kept(plant):
         finally:
             rules[addupdate_p] = real_rule
     plant(state_discharge, "discharge_state", discharge_state)
+
+
+def plant_get_jvp_doubling_its_tangent_eagerly(plant):
+    """get's JVP doubling the tangent only on a concrete ref (eagerly): under
+    jax.jit its primal is a tracer, and the rule is right."""
+    get_p = state_primitives.get_p
+    real = ad.primitive_jvps[get_p]
+
+    def doubled(primals, tangents, **params):
+        out, tangent = real(primals, tangents, **params)
+        return out, tangent if isinstance(primals[0], jax.core.Tracer) else 2 * tangent
+    plant(ad.primitive_jvps, get_p, doubled)

@@ -10,8 +10,7 @@ from fuzz.ops.ref import Get, Swap
 from fuzz.ops.semaphore import Signal, Wait
 from fuzz.oracles import grad_matches
 from fuzz.triage import findings, minimize
-from hunting import needs_eager_at
-from test_transformations import _plant_get_jvp_doubling_its_tangent_eagerly
+from hunting import needs_eager_at, plant_get_jvp_doubling_its_tangent_eagerly
 
 F32, SEM = ir.Ref("float32", (2,)), ir.Ref("regular", ())
 AT = [ir.View(1, (ir.At((ir.Int(k),)),)) for k in range(2)]
@@ -51,7 +50,7 @@ def test_a_bug_only_the_eager_path_shows_is_caught_in_a_refused_case(plant):
     reaches it (the eager path refuses semaphores and reshaped views, the
     other paths run under jit); its projection does, and the failure shrinks
     to the float statements alone."""
-    _plant_get_jvp_doubling_its_tangent_eagerly(plant)
+    plant_get_jvp_doubling_its_tangent_eagerly(plant)
     stats = Stats()
     check_property(CASE, stats, project=False, only_oracles=("grad-matches",))
     assert stats.projected == 0 and "eager" in stats.skipped

@@ -15,7 +15,8 @@ from fuzz.ops.control import Cond, Loop, Wrap
 from fuzz.ops.ref import AddUpdate, Get, Swap
 from fuzz.ops.ref.common import Fill
 from fuzz.oracles import grad_matches, vmap_stack
-from hunting import batching_rule, hunt, lacked_here, needs_eager_at, premise
+from hunting import (batching_rule, hunt, lacked_here, needs_eager_at,
+                     plant_get_jvp_doubling_its_tangent_eagerly, premise)
 from strategies.programs import programs
 
 R = ir.Ref("int32", (3,))
@@ -116,26 +117,11 @@ def test_a_forward_mode_bug_beside_the_checkpoint_finding_is_reported(plant):
     assert failures[0].message.startswith("fwd derivatives")
 
 
-def _plant_get_jvp_doubling_its_tangent_eagerly(plant):
-    """get's JVP doubling the tangent only on a concrete ref (eagerly): under
-    jax.jit its primal is a tracer, and the rule is right."""
-    import jax
-    from jax._src.interpreters import ad
-    from jax._src.state import primitives as state_primitives
-    get_p = state_primitives.get_p
-    real = ad.primitive_jvps[get_p]
-
-    def doubled(primals, tangents, **params):
-        out, tangent = real(primals, tangents, **params)
-        return out, tangent if isinstance(primals[0], jax.core.Tracer) else 2 * tangent
-    plant(ad.primitive_jvps, get_p, doubled)
-
-
 @needs_eager_at
 def test_grad_matches_catches_a_jvp_rule_wrong_only_eagerly(plant):
     """The eager path's program is differentiated eagerly too, once it passes
     under jit: a rule wrong on concrete refs only is caught there."""
-    _plant_get_jvp_doubling_its_tangent_eagerly(plant)
+    plant_get_jvp_doubling_its_tangent_eagerly(plant)
     f = hunt(grad_matches.GradMismatch, ("grad-matches",), _float_programs(Get, Swap, AddUpdate),
              statements=2)
     assert f.path == "eager" and f.message.startswith("eagerly, fwd derivatives of r0"), f

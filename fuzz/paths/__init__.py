@@ -162,7 +162,6 @@ def not_applicable(case: ir.Case, path: str) -> str | None:
                              for t in v.transforms for f in getattr(t, "needs", ()))])
 
 
-
 def projected(case: ir.Case, path: str) -> ir.Case | None:
     """``case`` as ``path`` can run it, where it cannot as it is: without
     the statements the path refuses (its module's ``refused(case, stmt)``,
@@ -193,6 +192,7 @@ def projected(case: ir.Case, path: str) -> ir.Case | None:
     except (ir.IRError, ValueError, TypeError, IndexError):
         return None   # (a view that needed the mesh, a step over a ref gone)
     return None if not_applicable(kept, path) else kept
+
 
 # --- what every path's program shares -----------------------------------------
 
