@@ -46,7 +46,9 @@ with `fact` (a flag a module leaves out is False) and `having`:
 
 A path that refuses a case for some of its statements may name them one by
 one (``refused(case, stmt)``): `projected` then gives the case without them,
-which a campaign runs there too (``--project``).
+which a campaign runs there too (``--project``). Before that, a path may
+restate the case in what it takes, meaning unchanged (``restated(case)``:
+the TPU interpreter types the int16 refs that stand in for semaphores).
 """
 from __future__ import annotations
 
@@ -166,15 +168,19 @@ def projected(case: ir.Case, path: str) -> ir.Case | None:
     """``case`` as ``path`` can run it, where it cannot as it is: without
     the statements the path refuses (its module's ``refused(case, stmt)``,
     or the statement's own `ir.Statement.not_applicable`; a wrapper's body
-    kept, unwrapped), the refs nothing uses then, and its grid or mesh (the
-    kernel run once). A cheap path that refuses most drawn programs (the
-    eager one: semaphores, ``pltpu.load``, reshaped views) so still runs
-    their data statements. None where the path runs ``case`` already, does
-    not project, or refuses what is left; or nothing is left."""
+    kept, unwrapped), the refs nothing uses then, and its grid or mesh where
+    the path takes none (``GRID``, ``MESH``: the kernel run once). A cheap
+    path that refuses most drawn programs (the eager one: semaphores,
+    ``pltpu.load``, reshaped views) so still runs their data statements; the
+    TPU interpreter runs the copies of a program that also counts on int16
+    refs. None where the path runs ``case`` already, does not project, or
+    refuses what is left; or nothing is left."""
     module = MODULES[path]
     refused = getattr(module, "refused", None)
     if refused is None or not case.valid or not not_applicable(case, path):
         return None
+    if hasattr(module, "restated"):
+        case = module.restated(case)
     body = case.body
     for n in reversed(range(len(case.statements))):   # (later first: earlier keep their numbers)
         stmt = case.statements[n]
@@ -182,12 +188,17 @@ def projected(case: ir.Case, path: str) -> ir.Case | None:
             body = ir.unwrapped(body, n, 0) if stmt.blocks() else ir.without_statement(body, n)
             if body is None:   # a statement kept uses its value
                 return None
-    used = sorted({v.ref for v in ir.walk(body, ir.View)})
+    sliced = {r for s in ir.flat(body) for r in s.slices()}
+    used = sorted({v.ref for v in ir.walk(body, ir.View)} | sliced)
     if not used:
         return None
     number = {old: new for new, old in enumerate(used)}
+    if any(number[r] != r for r in sliced):
+        return None   # (a step's refs are numbers, which are not renumbered)
     try:
-        kept = replace(case, refs=tuple(case.refs[i] for i in used), grid=None, devices=None,
+        kept = replace(case, refs=tuple(case.refs[i] for i in used),
+                       grid=case.grid if fact(path, "GRID") else None,
+                       devices=case.devices if fact(path, "MESH") else None,
                        body=ir.replace_nodes(body, ir.View, lambda v: replace(v, ref=number[v.ref])))
     except (ir.IRError, ValueError, TypeError, IndexError):
         return None   # (a view that needed the mesh, a step over a ref gone)

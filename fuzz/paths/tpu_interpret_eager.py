@@ -36,6 +36,7 @@ def not_applicable(case: ir.Case) -> str | None:
     return tpu_interpret.not_applicable(case)
 
 
+restated, refused = tpu_interpret.restated, tpu_interpret.refused
 results = pallas_call.results
 model_results = tpu_interpret.model_results
 
