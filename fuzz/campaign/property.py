@@ -115,12 +115,16 @@ def reruns(case, report, *, unmask: bool, project: bool):
     counter, case, paths): with ``unmask``, without the triggers of the
     known crashes that stopped paths, on those paths only (the others ran
     the whole program; run everywhere, a case cost a fifth more); with
-    ``project``, on each path it refused, as that path can run it."""
+    ``project``, on each path it refused, as that path can run it (once
+    on the paths that keep the same: the TPU interpreter's two options)."""
     if unmask and (behind := known_findings.unmasked(case, report.failures)) is not None:
         yield "unmasked", behind, known_findings.stopped(report.failures)
+    projections = {}
     for path in report.skipped if project else ():
         if (kept := paths.projected(case, path)) is not None:
-            yield "projected", kept, (path,)
+            projections.setdefault(kept, []).append(path)
+    for kept, on_paths in projections.items():
+        yield "projected", kept, tuple(on_paths)
 
 
 # Each of `STRATEGIES`' strategy of cases, by name.
