@@ -1,16 +1,19 @@
 """A case a path refuses runs there as that path can (`fuzz.paths.projected`,
 ``check_property(project=True)``): the eager path without the semaphores,
 ``pltpu.load``s and reshaped views it cannot run, so a bug only the eager
-path shows is met in the programs most draws make."""
+path shows is met in the programs most draws make; the TPU interpreter with
+the int16 refs that stand in for semaphores typed as those semaphores."""
 import dataclasses
 
-from fuzz import ir, oracles, paths
+from fuzz import compat, ir, oracles, paths
 from fuzz.campaign.property import Stats, check_property
+from fuzz.ops.dma import DmaStart, DmaWait
 from fuzz.ops.ref import Get, Swap
 from fuzz.ops.semaphore import Signal, Wait
-from fuzz.oracles import grad_matches
+from fuzz.oracles import grad_matches, model_vs_path
+from fuzz.paths import tpu_interpret
 from fuzz.triage import findings, minimize
-from hunting import needs_eager_at, plant_get_jvp_doubling_its_tangent_eagerly
+from hunting import needs_eager_at, plant_get_jvp_doubling_its_tangent_eagerly, premise
 
 F32, SEM = ir.Ref("float32", (2,)), ir.Ref("regular", ())
 AT = [ir.View(1, (ir.At((ir.Int(k),)),)) for k in range(2)]
@@ -69,3 +72,78 @@ def test_a_bug_only_the_eager_path_shows_is_caught_in_a_refused_case(plant):
     # (a get and a swap of a float ref: what the plant needs, and no semaphore)
     assert [s.primitive for s in small.case.statements] == ["get", "swap"], small.case
     assert small.case.refs == (ir.Ref("float32", ()),) and small.case.paths == ("eager",)
+
+
+# --- the TPU interpreter: int16 refs standing in for semaphores -------------
+
+I16, I32 = ir.Ref("int16", ()), ir.Ref("int32", (2,))
+COPY = dict(src=ir.View(2), dst=ir.View(3), sem=ir.View(1))
+# A stand-in signalled and waited on (ref 0), one a copy counts on (ref 1),
+# between two int32 refs: the TPU interpreter takes neither stand-in.
+STOOD_IN = ir.Case((I16, I16, I32, I32), (
+    Signal(ir.View(0), ir.Int(1)), DmaStart(**COPY), DmaWait(**COPY),
+    Wait(ir.View(0), ir.Int(1))))
+
+
+def test_the_tpu_interpreter_runs_stand_ins_as_the_semaphores_they_stand_for():
+    assert paths.not_applicable(STOOD_IN, "tpu_interpret")
+    kept = paths.projected(STOOD_IN, "tpu_interpret")
+    assert kept == dataclasses.replace(STOOD_IN, refs=(
+        ir.Ref("regular", ()), ir.Ref("dma", ()), I32, I32))
+    assert paths.not_applicable(kept, "tpu_interpret") is None
+    assert paths.projected(STOOD_IN, "tpu_interpret_eager") == kept
+    # The same with a grid: the interpreter runs it (the eager path, once).
+    grid = ir.Grid((2,), (0,))
+    assert paths.projected(dataclasses.replace(STOOD_IN, grid=grid), "tpu_interpret") == \
+        dataclasses.replace(kept, grid=grid)
+
+
+def test_a_stand_in_of_two_uses_is_dropped_with_its_statements():
+    """A stand-in both signalled and counted by a copy has no one type: its
+    statements go (the copy's too, and the refs it moved), and the rest
+    runs. One also read as data stays what it is."""
+    both = dataclasses.replace(STOOD_IN, body=(
+        Signal(ir.View(1), ir.Int(1)), Wait(ir.View(1), ir.Int(1)), *STOOD_IN.body))
+    assert tpu_interpret.restated(both).refs[:2] == (ir.Ref("regular", ()), I16)
+    assert paths.projected(both, "tpu_interpret") == ir.Case((ir.Ref("regular", ()),), (
+        Signal(ir.View(0), ir.Int(1)), Wait(ir.View(0), ir.Int(1))), STOOD_IN.paths)
+    read = dataclasses.replace(STOOD_IN, body=(Get(ir.View(0)), *STOOD_IN.body))
+    assert tpu_interpret.restated(read).refs[:2] == (I16, ir.Ref("dma", ()))
+
+
+def _plant_copies_adding_one(plant):
+    """The TPU interpreter's copies deliver what they read plus one."""
+    from jax._src.pallas.mosaic.interpret import interpret_pallas_call as interpreter
+    real = interpreter.DMA.execute_read
+
+    def wrong(self):
+        real(self)
+        if self.data is not None:
+            self.data = (self.data + 1).astype(self.data.dtype)
+    plant(interpreter.DMA, "execute_read", wrong)
+
+
+@premise(compat.probe("jax._src.pallas.mosaic.interpret.interpret_pallas_call"),
+         "the TPU interpreter's copies live elsewhere")
+def test_a_copy_bug_of_the_tpu_interpreter_is_caught_in_a_case_with_stand_ins(plant):
+    """A copy planted wrong in the TPU interpreter: the case as drawn never
+    reaches it (its semaphores are int16 stand-ins); as restated it does, and
+    the failure shrinks to the copy on its DMA semaphore."""
+    _plant_copies_adding_one(plant)
+    stats = Stats()
+    check_property(STOOD_IN, stats, project=False, only_oracles=("model-vs-path",))
+    assert stats.projected == 0 and "tpu_interpret" in stats.skipped
+    try:
+        check_property(STOOD_IN, stats, project=True, only_oracles=("model-vs-path",))
+    except model_vs_path.ModelMismatch as f:
+        caught = f
+    else:
+        raise AssertionError("the planted interpreter copy bug was not caught")
+    # (once, on both of the interpreter's option sets)
+    assert stats.projected == 1 and caught.path.startswith("tpu_interpret"), caught
+    assert caught.known is None and caught.case == paths.projected(STOOD_IN, "tpu_interpret")
+    sig = findings.signature(caught)
+    small = minimize.minimize(caught.case, lambda c: any(
+        findings.signature(g) == sig for g in oracles.check(c, oracles=("model-vs-path",)).failures))
+    assert [s.primitive for s in small.case.statements] == ["dma_start", "dma_wait"], small.case
+    assert any(r.kind == "dma" for r in small.case.refs), small.case
