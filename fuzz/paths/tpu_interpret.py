@@ -56,7 +56,7 @@ def restated(case: ir.Case) -> ir.Case:
             uses.setdefault(v.ref, set()).add(
                 "read" if stmt.primitive == "semaphore_read" else stmt.family)
         for r in (*(v.ref for v in ir.views(stmt) if v not in counted), *stmt.slices()):
-            uses.setdefault(r, set()).add("data")   # (an int16 ref a statement also slices)
+            uses.setdefault(r, set()).add("data")   # (read, written or sliced as data)
     kinds = {i: "dma" if found <= {"dma", "read"} else "regular"
              for i, found in uses.items()
              if case.refs[i].kind == "int16" and "data" not in found
