@@ -202,14 +202,3 @@ def test_left_over_counts_catch_an_interpreter_silent_at_exit(plant):
     f = hunt(interpreter.LeftoverMissed, ("left-over-counts",),
              _mutated(_interpreted("tpu_interpret_eager"), "drop_wait"), statements=1, refs=3)
     assert [type(s) for s in f.case.body] == [DmaStart], f.case
-
-
-@settings(max_examples=80, deadline=None, database=None, suppress_health_check=list(HealthCheck))
-@given(copy=dma.common.copies((ir.Ref("int16", ()), ir.Ref("float32", (3, 2))), among=(1,),
-                              dynamic=True, max_chain=3, transforms=None))
-def test_a_copy_with_no_other_ref_to_read_does_not_race(copy):
-    """One data ref and no buffer (a program on int16 stand-ins draws none):
-    a copy goes between disjoint parts of it, never over what it reads."""
-    src, dst = copy
-    assert src.ref == dst.ref == 1
-    assert dma.common._disjoint((ir.Ref("int16", ()), ir.Ref("float32", (3, 2))), src, dst), copy
