@@ -185,16 +185,13 @@ def _copy_pair(draw, refs, usable, kinds, dynamic, max_chain):
     """A (src, dst) pair of `copies`."""
     dst_ref = draw(st.sampled_from(usable))
     kind = refs[dst_ref].kind
-
-    def rows():   # two of the destination ref's rows: a copy that cannot race
+    if not [i for i in usable if i != dst_ref and refs[i].kind == kind] and \
+            refs[dst_ref].shape[:1] >= (2,) and draw(st.booleans()):
+        # One ref of its dtype: a copy between two of its rows.
         a, b = draw(st.lists(st.integers(0, refs[dst_ref].shape[0] - 1), min_size=2,
                              max_size=2, unique=True))
         return (ir.View(dst_ref, (ir.At((ir.Int(a),)),)),
                 ir.View(dst_ref, (ir.At((ir.Int(b),)),)))
-    has_rows = refs[dst_ref].shape[:1] >= (2,)
-    if not [i for i in usable if i != dst_ref and refs[i].kind == kind] and has_rows \
-            and draw(st.booleans()):
-        return rows()   # one ref of its dtype: a copy between two of its rows
     dst = ir.View(dst_ref, draw(transform_chains(
         refs[dst_ref].shape, max_length=max_chain, dynamic=dynamic, scalar=False,
         kinds=kinds, dtype=refs[dst_ref].kind)))
@@ -213,12 +210,9 @@ def _copy_pair(draw, refs, usable, kinds, dynamic, max_chain):
         if (ir.view_shape(refs, src), ir.view_dtype(refs, src)) == (shape, kind) and (
                 src_ref != dst_ref or _disjoint(refs, src, dst)):
             return src, dst
-    # The destination's own chain, on a ref of its shape, always fits; on
-    # the destination ref itself it races, so two of its rows if it has them.
+    # The destination's own chain, on a ref of its shape, always fits.
     src_ref = next((i for i in (*others, dst_ref) if refs[i].shape == refs[dst_ref].shape
                     and refs[i].kind == refs[dst_ref].kind), dst_ref)
-    if src_ref == dst_ref and has_rows:
-        return rows()
     return ir.View(src_ref, dst.transforms), dst
 
 
