@@ -47,6 +47,27 @@ def test_a_statement_that_uses_a_dropped_value_keeps_the_case_whole():
     assert paths.projected(case, "eager") is None
 
 
+def _caught_only_projected(case, path, oracle, failure_type):
+    """``case``'s failure under ``oracle``: none without projection (``path``
+    refuses the case), one with it, raised by its projection's one rerun;
+    and that failure minimized as a campaign minimizes it."""
+    stats = Stats()
+    check_property(case, stats, project=False, only_oracles=(oracle,))
+    assert stats.projected == 0 and path in stats.skipped
+    try:
+        check_property(case, stats, project=True, only_oracles=(oracle,))
+    except failure_type as f:
+        caught = f
+    else:
+        raise AssertionError(f"the planted bug was not caught on {path}")
+    assert stats.projected == 1 and caught.known is None, caught
+    assert caught.case == paths.projected(case, path)
+    sig = findings.signature(caught)
+    small = minimize.minimize(caught.case, lambda c: any(
+        findings.signature(g) == sig for g in oracles.check(c, oracles=(oracle,)).failures))
+    return caught, small
+
+
 @needs_eager_at
 def test_a_bug_only_the_eager_path_shows_is_caught_in_a_refused_case(plant):
     """get's JVP planted wrong on concrete refs only: the case as drawn never
@@ -54,21 +75,8 @@ def test_a_bug_only_the_eager_path_shows_is_caught_in_a_refused_case(plant):
     other paths run under jit); its projection does, and the failure shrinks
     to the float statements alone."""
     plant_get_jvp_doubling_its_tangent_eagerly(plant)
-    stats = Stats()
-    check_property(CASE, stats, project=False, only_oracles=("grad-matches",))
-    assert stats.projected == 0 and "eager" in stats.skipped
-    try:
-        check_property(CASE, stats, project=True, only_oracles=("grad-matches",))
-    except grad_matches.GradMismatch as f:
-        caught = f
-    else:
-        raise AssertionError("the planted eager JVP bug was not caught")
-    assert stats.projected == 1 and caught.path == "eager" and caught.known is None
-    assert caught.case == paths.projected(CASE, "eager")
-    assert caught.message.startswith("eagerly, fwd derivatives")
-    sig = findings.signature(caught)
-    small = minimize.minimize(caught.case, lambda c: any(
-        findings.signature(g) == sig for g in oracles.check(c, oracles=("grad-matches",)).failures))
+    caught, small = _caught_only_projected(CASE, "eager", "grad-matches", grad_matches.GradMismatch)
+    assert caught.path == "eager" and caught.message.startswith("eagerly, fwd derivatives")
     # (a get and a swap of a float ref: what the plant needs, and no semaphore)
     assert [s.primitive for s in small.case.statements] == ["get", "swap"], small.case
     assert small.case.refs == (ir.Ref("float32", ()),) and small.case.paths == ("eager",)
@@ -130,20 +138,9 @@ def test_a_copy_bug_of_the_tpu_interpreter_is_caught_in_a_case_with_stand_ins(pl
     reaches it (its semaphores are int16 stand-ins); as restated it does, and
     the failure shrinks to the copy on its DMA semaphore."""
     _plant_copies_adding_one(plant)
-    stats = Stats()
-    check_property(STOOD_IN, stats, project=False, only_oracles=("model-vs-path",))
-    assert stats.projected == 0 and "tpu_interpret" in stats.skipped
-    try:
-        check_property(STOOD_IN, stats, project=True, only_oracles=("model-vs-path",))
-    except model_vs_path.ModelMismatch as f:
-        caught = f
-    else:
-        raise AssertionError("the planted interpreter copy bug was not caught")
+    caught, small = _caught_only_projected(STOOD_IN, "tpu_interpret", "model-vs-path",
+                                           model_vs_path.ModelMismatch)
     # (once, on both of the interpreter's option sets)
-    assert stats.projected == 1 and caught.path.startswith("tpu_interpret"), caught
-    assert caught.known is None and caught.case == paths.projected(STOOD_IN, "tpu_interpret")
-    sig = findings.signature(caught)
-    small = minimize.minimize(caught.case, lambda c: any(
-        findings.signature(g) == sig for g in oracles.check(c, oracles=("model-vs-path",)).failures))
+    assert caught.path.startswith("tpu_interpret"), caught
     assert [s.primitive for s in small.case.statements] == ["dma_start", "dma_wait"], small.case
     assert any(r.kind == "dma" for r in small.case.refs), small.case
