@@ -7,8 +7,12 @@ from fuzz import ir, oracles
 from fuzz.suppressions import known_findings, seen_on
 from fuzz.triage import bisect
 from fuzz.ops.control.loop import Loop
+from fuzz.ops.control.pipeline import Pipeline
+from fuzz.ops.ref.addupdate import AddUpdate
+from fuzz.ops.ref.common import Iota
 from fuzz.ops.ref.get import Get
 from fuzz.ops.ref.masked_load import MaskedLoad
+from fuzz.ops.ref.swap import Swap
 from hunting import needs, premise
 
 
@@ -98,3 +102,19 @@ def test_the_masked_static_index_trigger_answers_on_nested_and_invalid_cases():
         MaskedLoad(dyn), Get(ir.View(1, (ir.At((ir.Int(-1),)),)))),
         expect=ir.ExpectedError("IndexError", "out of bounds"))
     assert not known_findings.has_trigger(k, out_of_bounds, 0)
+
+
+@premise(seen_on.applies("known", "tpu-interpret-addupdate"), "no tpu-interpret-addupdate here")
+def test_an_addupdate_in_an_emit_pipeline_primitives_body_is_the_interpreters_addupdate():
+    """A main job filed it as new (valid-runs-any-a9413b7d): the interpreter
+    binds addupdate on its stand-in for the pipeline's block, which fails
+    otherwise than on a kernel ref; a store in its place runs."""
+    block = ir.View(0, (ir.STEP, ir.At((ir.Int(0), ir.Slice(), ir.Slice()))))
+
+    def case(stmt):
+        return ir.Case((ir.Ref("float16", (2, 1, 4, 3), memory_space="vmem"),),
+                       (Pipeline(2, (0,), (stmt,)),), ("tpu_interpret",))
+    report = oracles.check(case(AddUpdate(block, Iota("float16", (4, 3), 1))))
+    assert report.failures
+    assert {f.known for f in report.failures} == {"tpu-interpret-addupdate"}
+    assert not oracles.check(case(Swap(block, Iota("float16", (4, 3), 1)))).failures
