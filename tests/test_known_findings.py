@@ -8,6 +8,7 @@ from fuzz.suppressions import known_findings, seen_on
 from fuzz.triage import bisect
 from fuzz.ops.control.loop import Loop
 from fuzz.ops.control.pipeline import Pipeline
+from fuzz.ops.control.wrap import Wrap
 from fuzz.ops.ref.addupdate import AddUpdate
 from fuzz.ops.ref.common import Iota
 from fuzz.ops.ref.get import Get
@@ -118,3 +119,19 @@ def test_an_addupdate_in_an_emit_pipeline_primitives_body_is_the_interpreters_ad
     assert report.failures
     assert {f.known for f in report.failures} == {"tpu-interpret-addupdate"}
     assert not oracles.check(case(Swap(block, Iota("float16", (4, 3), 1)))).failures
+
+
+@premise(seen_on.applies("known", "shard-map-of-a-dynamically-indexed-ref-view"),
+         "no shard-map-of-a-dynamically-indexed-ref-view here")
+def test_a_shard_map_of_a_pipeline_block_is_one_of_two_shard_map_bugs():
+    """Two campaigns filed them as new (valid-runs-any-c19332cc,
+    valid-runs-pipeline_body-db3b9864). Inlined, the map cannot take the
+    block, a view at a traced index; as the primitive, the map's discharge
+    gives the block back sharded, which the pipeline stores back."""
+    def case(inline):
+        return ir.Case((ir.Ref("int32", (2, 3), memory_space="vmem"),), (Pipeline(2, (0,), (
+            Wrap("shard_map", (Get(ir.View(0, (ir.STEP,))),)),), inline=inline),), ("abstract",))
+    for inline, known in ((True, "shard-map-of-a-dynamically-indexed-ref-view"),
+                          (False, "shard-map-dynamic-update-sharding")):
+        failures = oracles.check(case(inline)).failures
+        assert failures and {f.known for f in failures} == {known}, (inline, failures)

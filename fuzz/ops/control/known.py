@@ -143,7 +143,8 @@ def _wrapped_signal_example(via: str) -> ir.Case:
 def _sharded_value_stored(case: ir.Case, k: int) -> bool:
     """A shard_map, and a dynamic operand anywhere or, after the map, a
     statement on a ref the map took (its value comes out sharded: a store
-    into it, a semaphore read of it stored into out)."""
+    into it, a semaphore read of it stored into out), or a pipeline around
+    the map (which stores its blocks back)."""
     maps = [n for n, s in enumerate(case.statements) if isinstance(s, Wrap) and s.via == "shard_map"]
     if not maps:
         return False
@@ -151,7 +152,19 @@ def _sharded_value_stored(case: ir.Case, k: int) -> bool:
     inside = {m for n in maps for m in range(n, n + ir.size(case.statements[n]))}
     later = [s for m, s in enumerate(case.statements) if m > maps[0] and m not in inside]
     return any(i.dynamic for i in ir.walk_ints(case)) or any(
-        v.ref in taken for s in later for v in ir.views(s))
+        v.ref in taken for s in later for v in ir.views(s)) or any(
+        isinstance(case.statements[e], Pipeline) for n in maps for e in ir.enclosing(case.body, n))
+
+
+def _shard_map_of_a_block(case: ir.Case, k: int) -> bool:
+    """A shard_map in the body of an inlined pipeline that takes one of its
+    blocks (a view at the pipeline's traced buffer slot)."""
+    stmt = case.statements[k]
+    if not (isinstance(stmt, Wrap) and stmt.via == "shard_map"):
+        return False
+    blocks = {r for e in ir.enclosing(case.body, k) if isinstance(pipe := case.statements[e], Pipeline)
+              and pipe.inline for r in pipe.xs}
+    return any(v.ref in blocks for v in ir.walk(stmt.body, ir.View))
 
 
 def _wrapped_store_example(via: str) -> ir.Case:
@@ -844,7 +857,8 @@ KNOWN_FINDINGS: tuple[KnownFinding, ...] = (
         "equal to update sharding, got operand sharding int32[2]({}) and "
         "update sharding int32[1]({Explicit: ('i',)})'; so does a store into a "
         "ref the map took (pltpu.store into one it only read: a 60 s main job "
-        "filed two, bool and int64), and a semaphore read of one, stored into out",
+        "filed two, bool and int64), a semaphore read of one, stored into out, "
+        "and an emit_pipeline primitive storing back a block a map in its body took",
         symptoms=(("valid-runs", r"ShardingTypeError: dynamic_update_slice operand sharding must "
                                  r"be equal to update sharding"),
                   ("invalid-rejected", r"^ShardingTypeError: dynamic_update_slice operand sharding "
@@ -857,6 +871,23 @@ KNOWN_FINDINGS: tuple[KnownFinding, ...] = (
         example=ir.Case((ir.Ref("int32", (2,)),), (Wrap("shard_map", (Swap(
             ir.View(0), Fill(ir.Int(1), (2,))),)), Swap(ir.View(0, (ir.At((ir.Int(0, True),)),)),
                                                         Fill(ir.Int(3), ()))), ("jax_refs",)),
+        severity=CRASH),
+    KnownFinding(
+        "shard-map-of-a-dynamically-indexed-ref-view",
+        "jax.shard_map called on a ref view at a traced index fails while "
+        "tracing, inside shard_map's own argument handling: 'safe_zip() "
+        "argument 1 has length 1 but argument 0 has length 2' (shard_map.py, "
+        "`wrapped`: the view flattens to the ref and its index, the in_specs "
+        "count one argument). Public: under jax.jit, r = jax.new_ref(x); "
+        "jax.shard_map(f, mesh=jax.make_mesh((1,), ('i',)), in_specs=P(), "
+        "out_specs=P())(r.at[i]) with i traced, where r.at[0] (static) runs. "
+        "A kernel meets it when a map in an inlined pltpu.emit_pipeline body "
+        "takes a block (a view at the pipeline's traced buffer slot)",
+        symptoms=(("valid-runs", r"ValueError: safe_zip\(\) argument 1 has length \d+ but "
+                                 r"argument 0 has length \d+"),),
+        trigger=_shard_map_of_a_block,
+        example=ir.Case((ir.Ref("int32", (2, 3), memory_space="vmem"),), (Pipeline(2, (0,), (
+            Wrap("shard_map", (Get(ir.View(0, (ir.STEP,))),)),), inline=True),), ("abstract",)),
         severity=CRASH),
     KnownFinding(
         "inlined-pipeline-masked-store-uint32-index",
