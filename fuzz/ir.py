@@ -536,6 +536,20 @@ def without_statement(body: tuple, n: int) -> tuple | None:
     return _renumbered(_replaced(body, n, ()), mapping)
 
 
+def without_statements(case: Case, numbers) -> Case | None:
+    """``case`` without statements ``numbers`` (and what they nest); None
+    where a remaining statement uses a value they give, or nothing
+    well-formed is left."""
+    body = case.body
+    for n in sorted(set(numbers), reverse=True):   # (later first: earlier ones stay put)
+        if (body := without_statement(body, n)) is None:
+            return None
+    try:
+        return dataclasses.replace(case, body=body) if body else None
+    except (IRError, ValueError, TypeError, IndexError):
+        return None
+
+
 def unwrapped(body: tuple, n: int, b: int) -> tuple | None:
     """``body`` with control statement number ``n`` replaced by the statements
     of its block ``b`` (a loop by its body run once, a cond by one branch);

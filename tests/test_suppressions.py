@@ -474,6 +474,37 @@ def test_unmasking_runs_a_case_again_without_a_known_crash_and_reports_what_it_h
     assert ir.primitive(failure.case.statements[failure.statement]) == "swap"
 
 
+@premise(seen_on.applies("unsupported", "transpose-not-dischargeable-abstract"),
+         "discharge takes a transposed view here")
+def test_unmasking_runs_a_case_again_without_a_transposed_view_a_path_refused(plant):
+    """A wrong value planted in swap's discharge rule, in a case with a
+    signal through a transposed view, which every discharging path refuses
+    whole (unsupported): unseen, unless the case runs again on those paths
+    without that statement (``unmask``), where the planted swap is reported."""
+    rules = compat.discharge_rules()
+    swap = next(p for p in rules if p.name == "swap")
+
+    def around(call, in_avals, values, params):
+        new_invals, outs = call()
+        return [None if v is None else v + 1 for v in new_invals], outs
+    plant(rules, swap, compat.wrap_rule(rules[swap], around))
+    transposed = ir.View(0, (ir.Transpose((1, 0)), ir.At((ir.Int(0), ir.Int(1)))))
+    case = ir.Case((ir.Ref("int16", (2, 2)), ir.Ref("int32", (2,))), (
+        Signal(transposed, ir.Int(1)), Swap(ir.View(1), Fill(ir.Int(5), (2,))),
+        Wait(transposed, ir.Int(1))), ("abstract", "run_state"))
+    masked = Stats()
+    check_property(case, masked)
+    assert masked.unsupported == {"transpose-not-dischargeable-abstract": 1,
+                                  "transpose-not-dischargeable-run_state": 1}
+    behind = Stats()
+    with pytest.raises(oracles.OracleFailure) as raised:
+        check_property(case, behind, unmask=True)
+    failure = raised.value
+    assert failure.oracle == "model-vs-path" and failure.known is None
+    assert ir.primitive(failure.case.statements[failure.statement]) == "swap"
+    assert behind.unmasked == 1
+
+
 @premise(seen_on.applies("known", "tpu-interpret-addupdate"), "no tpu-interpret-addupdate here")
 def test_unmasking_runs_again_only_the_paths_a_known_crash_stopped():
     """A known crash of one path (the TPU interpreter's addupdate): the

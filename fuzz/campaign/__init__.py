@@ -23,8 +23,10 @@ FILINGS = ("inline", "end")
 DEFAULT_FILING = "inline"
 
 # Whether a valid case a known crash stopped on some path runs again
-# without the statements that triggered it (`known_findings.unmasked`): the
-# bug behind a known one is met without waiting for a case without it. On:
+# without the statements that triggered it (`known_findings.unmasked`), and
+# one a path refused as unsupported without the statements the refusal is
+# about (`unsupported.unmasked`): the bug behind a known one is met without
+# waiting for a case without it. On:
 # two 10-minute measurements exposed more bugs with it (docs/measurements.md).
 DEFAULT_UNMASK = True
 

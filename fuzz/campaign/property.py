@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from hypothesis import HealthCheck, Phase, given, seed as hseed, settings, strategies as st
 
 from fuzz import oracles, paths
-from fuzz.suppressions import known_findings
+from fuzz.suppressions import known_findings, unsupported
 from fuzz.triage import corpus, findings
 from fuzz.campaign import STRATEGIES
 from strategies.programs import (copy_programs, invalid_programs, plain_programs, programs,
@@ -114,11 +114,15 @@ def reruns(case, report, *, unmask: bool, project: bool):
     """What ``case`` runs again after its ``report``, each as (`Stats`
     counter, case, paths): with ``unmask``, without the triggers of the
     known crashes that stopped paths, on those paths only (the others ran
-    the whole program; run everywhere, a case cost a fifth more); with
+    the whole program; run everywhere, a case cost a fifth more), and
+    without the statements of the unsupported refusals that stopped paths
+    (a transposed view), on those; with
     ``project``, on each path it refused, as that path can run it (once
     on the paths that keep the same: the TPU interpreter's two options)."""
     if unmask and (behind := known_findings.unmasked(case, report.failures)) is not None:
         yield "unmasked", behind, known_findings.stopped(report.failures)
+    if unmask and (refused := unsupported.unmasked(case, report.unsupported)) is not None:
+        yield "unmasked", *refused
     projections = {}
     for path in report.skipped if project else ():
         if (kept := paths.projected(case, path)) is not None:

@@ -72,7 +72,8 @@ def add(sub) -> None:
            f"it after the workers stop (default {DEFAULT_FILING})")
     a("--unmask", action=argparse.BooleanOptionalAction, default=DEFAULT_UNMASK,
       help="run a case a known crash stopped on some path again, on those paths, without "
-           "the statements that triggered it, so a bug behind the known one shows "
+           "the statements that triggered it, so a bug behind the known one shows; so "
+           "too a case a path refused as unsupported (a transposed view) "
            f"(default {'on' if DEFAULT_UNMASK else 'off'})")
     a("--project", action=argparse.BooleanOptionalAction, default=DEFAULT_PROJECT,
       help="run a case a path refused (the eager path: semaphores, pltpu.load, reshaped "

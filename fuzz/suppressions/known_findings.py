@@ -17,7 +17,6 @@ only on that statement's ref, at or after it.
 from __future__ import annotations
 
 import re
-from dataclasses import replace
 
 from fuzz import ir, ops
 from fuzz.suppressions import seen_on
@@ -150,11 +149,4 @@ def unmasked(case: ir.Case, failures) -> ir.Case | None:
     drop = {n for f in _crashes(failures) for n in _triggering(BY_ID[f.known], case, f)}
     if not case.valid or not drop:
         return None
-    body = case.body
-    for n in sorted(drop, reverse=True):   # (later numbers first: earlier ones stay put)
-        if (body := ir.without_statement(body, n)) is None:
-            return None
-    try:
-        return replace(case, body=body) if body else None
-    except (ir.IRError, ValueError, TypeError, IndexError):
-        return None
+    return ir.without_statements(case, drop)
