@@ -12,6 +12,7 @@ from fuzz.ops.control.wrap import Wrap
 from fuzz.ops.ref.addupdate import AddUpdate
 from fuzz.ops.ref.common import Iota
 from fuzz.ops.ref.get import Get
+from fuzz.ops.ref.inspect import Inspect
 from fuzz.ops.ref.masked_load import MaskedLoad
 from fuzz.ops.ref.swap import Swap
 from hunting import needs, premise
@@ -105,19 +106,22 @@ def test_the_masked_static_index_trigger_answers_on_nested_and_invalid_cases():
     assert not known_findings.has_trigger(k, out_of_bounds, 0)
 
 
-@premise(seen_on.applies("known", "tpu-interpret-addupdate"), "no tpu-interpret-addupdate here")
-def test_an_addupdate_in_an_emit_pipeline_primitives_body_is_the_interpreters_addupdate():
-    """A main job filed it as new (valid-runs-any-a9413b7d): the interpreter
-    binds addupdate on its stand-in for the pipeline's block, which fails
-    otherwise than on a kernel ref; a store in its place runs."""
+@premise(seen_on.applies("known", "tpu-interpret-emit-pipeline-primitive"),
+         "no tpu-interpret-emit-pipeline-primitive here")
+def test_the_interpreter_hands_an_emit_pipeline_primitives_blocks_to_no_other_primitive():
+    """Two README main jobs filed it as new (valid-runs-any-a9413b7d): on
+    VMEM refs the TPU interpreter runs the primitive's body, but an
+    addupdate or a debug callback of a block fails on the block it is
+    handed; a store in its place runs."""
     block = ir.View(0, (ir.STEP, ir.At((ir.Int(0), ir.Slice(), ir.Slice()))))
 
     def case(stmt):
         return ir.Case((ir.Ref("float16", (2, 1, 4, 3), memory_space="vmem"),),
                        (Pipeline(2, (0,), (stmt,)),), ("tpu_interpret",))
-    report = oracles.check(case(AddUpdate(block, Iota("float16", (4, 3), 1))))
-    assert report.failures
-    assert {f.known for f in report.failures} == {"tpu-interpret-addupdate"}
+    for stmt in (AddUpdate(block, Iota("float16", (4, 3), 1)), Inspect(ir.View(0, (ir.STEP,)))):
+        failures = oracles.check(case(stmt)).failures
+        assert failures and {f.known for f in failures} == {
+            "tpu-interpret-emit-pipeline-primitive"}, (stmt, failures)
     assert not oracles.check(case(Swap(block, Iota("float16", (4, 3), 1)))).failures
 
 

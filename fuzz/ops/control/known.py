@@ -423,8 +423,15 @@ KNOWN_FINDINGS: tuple[KnownFinding, ...] = (
         "the TPU interpreter cannot run the emit_pipeline primitive on CPU: it "
         "runs the pipeline's body outside the abstract TPU mesh the kernel "
         "traced it under ('Unsupported TPU device kind: cpu'); the pipeline "
-        "inlined runs there",
-        symptoms=(("valid-runs", r"ValueError: Unsupported TPU device kind: cpu"),),
+        "inlined runs there. Over VMEM refs it runs the body, but hands a "
+        "primitive it does not interpret itself (a debug callback, an "
+        "addupdate) the body's blocks as objects that primitive cannot take "
+        "('Triggering __jax_array__() during abstractification is no longer "
+        "supported'), where a store to the block runs",
+        # (_interpret_jaxpr's catch-all prim.bind of the deferred block; in a
+        # kernel the same binds get an int16 buffer id: tpu-interpret-addupdate)
+        symptoms=(("valid-runs", r"ValueError: Unsupported TPU device kind: cpu|ValueError: "
+                                 r"Triggering __jax_array__\(\) during abstractification"),),
         trigger=_is(Pipeline, lambda pipe: not pipe.inline),
         example=ir.Case((_ROWS,), (Pipeline(3, (0,), (_row_store(_ROWS),)),),
                         ("tpu_interpret",)),
