@@ -445,13 +445,8 @@ def test_a_pipeline_printing_a_kernel_ref_is_the_closed_over_ref_finding_and_hid
     _reported(planted, lambda f: isinstance(f.error, KeyError) and "planted" in str(f.error))
 
 
-@premise(seen_on.applies("known", "same-width-bitcast-below-2d"),
-         "no same-width-bitcast-below-2d here")
-def test_unmasking_runs_a_case_again_without_a_known_crash_and_reports_what_it_hid(plant):
-    """A wrong value planted in swap's discharge rule, behind a known crash
-    that stops every path first (same-width bitcasts of a 1-D ref): counted
-    as the known crash alone, unless the case runs again without its
-    triggers (``unmask``), where the planted swap is reported."""
+def _plant_swap_off_by_one(plant):
+    """swap's discharge rule writes every new value plus one."""
     rules = compat.discharge_rules()
     swap = next(p for p in rules if p.name == "swap")
 
@@ -459,6 +454,16 @@ def test_unmasking_runs_a_case_again_without_a_known_crash_and_reports_what_it_h
         new_invals, outs = call()
         return [None if v is None else v + 1 for v in new_invals], outs
     plant(rules, swap, compat.wrap_rule(rules[swap], around))
+
+
+@premise(seen_on.applies("known", "same-width-bitcast-below-2d"),
+         "no same-width-bitcast-below-2d here")
+def test_unmasking_runs_a_case_again_without_a_known_crash_and_reports_what_it_hid(plant):
+    """A wrong value planted in swap's discharge rule, behind a known crash
+    that stops every path first (same-width bitcasts of a 1-D ref): counted
+    as the known crash alone, unless the case runs again without its
+    triggers (``unmask``), where the planted swap is reported."""
+    _plant_swap_off_by_one(plant)
     # Two statements with its trigger: unmasking drops both, not just the
     # one that raised (the other would raise it again).
     case = ir.Case((ir.Ref("int32", (3,)), ir.Ref("int32", (2,))), (
@@ -481,13 +486,7 @@ def test_unmasking_runs_a_case_again_without_a_transposed_view_a_path_refused(pl
     signal through a transposed view, which every discharging path refuses
     whole (unsupported): unseen, unless the case runs again on those paths
     without that statement (``unmask``), where the planted swap is reported."""
-    rules = compat.discharge_rules()
-    swap = next(p for p in rules if p.name == "swap")
-
-    def around(call, in_avals, values, params):
-        new_invals, outs = call()
-        return [None if v is None else v + 1 for v in new_invals], outs
-    plant(rules, swap, compat.wrap_rule(rules[swap], around))
+    _plant_swap_off_by_one(plant)
     transposed = ir.View(0, (ir.Transpose((1, 0)), ir.At((ir.Int(0), ir.Int(1)))))
     case = ir.Case((ir.Ref("int16", (2, 2)), ir.Ref("int32", (2,))), (
         Signal(transposed, ir.Int(1)), Swap(ir.View(1), Fill(ir.Int(5), (2,))),
