@@ -887,7 +887,7 @@ KNOWN_FINDINGS: tuple[KnownFinding, ...] = (
         "`wrapped`: the view flattens to the ref and its index, the in_specs "
         "count one argument). Public: under jax.jit, r = jax.new_ref(x); "
         "jax.shard_map(f, mesh=jax.make_mesh((1,), ('i',)), in_specs=P(), "
-        "out_specs=P())(r.at[i]) with i traced, where r.at[0] (static) runs. "
+        "out_specs=P())(r.at[i]) with i traced, where a static r.at[0:1] runs. "
         "A kernel meets it when a map in an inlined pltpu.emit_pipeline body "
         "takes a block (a view at the pipeline's traced buffer slot)",
         symptoms=(("valid-runs", r"ValueError: safe_zip\(\) argument 1 has length \d+ but "
