@@ -323,7 +323,7 @@ def test_a_scan_over_refs_renders_the_slices_by_the_refs_names():
 
 def test_a_scans_slices_are_well_formed_or_refused_as_data():
     row = Swap(ROW, Iota("int32", (2,), 1))
-    with pytest.raises(ir.IRError, match="leading axis is the number of steps"):
+    with pytest.raises(ir.IRError, match="the number of steps, 2, as leading axis"):
         _case(_scan_xs(row, length=2), refs=(R, M))
     with pytest.raises(ir.IRError, match="only a scan takes refs as xs"):
         _case(Loop(ir.Int(3), (row,), xs=(1,)), refs=(R, M))
@@ -514,3 +514,30 @@ def test_a_store_into_a_ref_a_shard_map_only_read_is_the_known_sharding_bug():
         ("abstract",))
     failures = oracles.check(case).failures
     assert failures and {f.known for f in failures} == {"shard-map-dynamic-update-sharding"}, failures
+
+
+def test_a_function_called_on_views_sees_the_rows_it_is_given():
+    """jax.jit(f)(r.at[i]) with i from dyn: the block names the row by the
+    ref's name, the model adds to that row only, and every path that runs
+    the function agrees; a function that cannot take views is refused as
+    data, and the minimizer closes the row over again."""
+    from fuzz.ops.control import Wrap
+    rows = ir.Ref("int32", (3, 2))
+    case = _case(Wrap("jit", (AddUpdate(ir.View(0, (ir.STEP,)), Iota("int32", (2,), 1)),),
+                      (0,), ir.Int(1, True)), refs=(rows,))
+    source = emit.kernel_source(case)
+    assert "def wrap0(r0):" in source and "jax.jit(wrap0)(r0.at[dyn[0]])" in source, source
+    assert model.evaluate(case).state == ([[1, 2], [4, 6], [5, 6]],)   # (from 1, 2, ...)
+    report = oracles.check(case)
+    lacked = lacked_here(report)
+    ran = {o.path for o in report.outcomes if o.error is None}
+    assert {"run_state", "jax_refs", "eager", "pallas_call"} - lacked <= ran, report.outcomes
+    assert not [f for f in as_on_newest(report.failures) if f.known is None], report.failures
+    assert report.compared["model-vs-path"] >= len(ran - {"abstract"}) - 1
+    with pytest.raises(ir.IRError, match="takes no views"):
+        _case(Wrap("custom_vjp", (), (0,), ir.Int(1)), refs=(rows,))
+    with pytest.raises(ir.IRError, match="not all of which have that row"):
+        _case(Wrap("jit", (), (0,), ir.Int(3)), refs=(rows,))
+    closed = next(case.statements[0].simpler(case))
+    assert closed.xs == () and closed.body == (AddUpdate(ir.View(0, (ir.At((ir.Int(1),)),)),
+                                                          Iota("int32", (2,), 1)),)

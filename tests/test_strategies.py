@@ -237,3 +237,8 @@ def test_plain_programs_reach_a_store_in_checkpoint_on_the_eager_path():
         isinstance(s, Wrap) and s.via == "checkpoint" and any(
             t.primitive in ("swap", "addupdate") for t in ir.flat(s.body))
         for s in ir.flat(c.body)))
+
+
+def test_programs_call_a_function_on_views_at_a_traced_row():
+    _find(programs(), lambda c: any(
+        isinstance(s, Wrap) and s.xs and s.at.dynamic for s in ir.flat(c.body)))

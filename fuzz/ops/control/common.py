@@ -97,12 +97,16 @@ class SlicingOp(ControlOp):
                 return undefined
         return None
 
-    def check_slices(self, case, n, length: int):
+    def check_slices(self, case, n, length: int | None):
+        """``xs`` are distinct data refs whose leading axis is ``length``
+        (None: any, one or more)."""
         for r in self.xs:
             if not 0 <= r < len(case.refs) or case.refs[r].kind in ir.SEMAPHORE_TYPES or (
-                    case.refs[r].shape[:1] != (length,)) or self.xs.count(r) > 1:
-                raise ir.IRError(f"statement {n}: xs {self.xs}: distinct data refs whose "
-                                 f"leading axis is the number of steps, {length}")
+                    not case.refs[r].shape) or length is not None and (
+                    case.refs[r].shape[0] != length) or self.xs.count(r) > 1:
+                axis = "a leading axis" if length is None else (
+                    f"the number of steps, {length}, as leading axis")
+                raise ir.IRError(f"statement {n}: xs {self.xs}: distinct data refs with {axis}")
 
 
 def sliceable(refs, usable=lambda ref: True) -> list[int]:

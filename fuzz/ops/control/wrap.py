@@ -6,7 +6,12 @@
 (``run_scoped``: a scope nested anywhere, whose rule discharges the refs it
 closes over). The refs the block uses are closed over (passed in, for
 shard_map, which takes no closed-over ref), so each primitive's discharge
-rule must carry their updates out; the model runs the block."""
+rule must carry their updates out; the model runs the block.
+
+A function (not a custom_vjp, which JAX does not let take a view, nor a
+run_scoped, which takes none) may instead be called on views: ``xs``, each
+passed as ``r.at[at]`` (``at`` static or from ``dyn``), which the block
+then uses under the ref's own name (`ir.Step`), as a one-step scan would."""
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
@@ -14,7 +19,8 @@ from dataclasses import dataclass, replace
 from hypothesis import strategies as st
 
 from fuzz import compat, ir
-from fuzz.ops.control.common import ControlOp, blocks
+from fuzz.ops.control.common import (SlicingOp, blocks, reslices, sliceable, slicing_block,
+                                     some_of)
 
 # via -> the primitive it binds
 PRIMITIVES = {"jit": "jit", "checkpoint": "remat2", "custom_vjp": "custom_vjp_call",
@@ -28,12 +34,17 @@ _NO_SHARD_MAP = {"eager": "eager shard_map takes no jax.Ref (JAX says: use it un
 # Where pl.run_scoped does not run: outside a Pallas kernel it has no
 # evaluation rule, and refs as values under jit are no kernel.
 _NO_RUN_SCOPED = dict.fromkeys(("refs", "eager"), "pl.run_scoped exists only inside Pallas kernels")
+# Those that take views as arguments (jax.custom_vjp: "TransformedRefs cannot
+# be abstractified"; run_scoped calls its function with what it allocates).
+TAKE_VIEWS = ("jit", "checkpoint", "custom_vmap", "shard_map")
 
 
 @dataclass(frozen=True)
-class Wrap(ControlOp):
+class Wrap(SlicingOp):
     via: str
     body: tuple[ir.Statement, ...]
+    xs: tuple[int, ...] = ()    # refs passed as the views r.at[at], which the block sees
+    at: ir.Int = ir.Int(0)
     tag = "wrap"
     block_fields = ("body",)
 
@@ -67,9 +78,18 @@ class Wrap(ControlOp):
                     "arguments, not values it closes over (JAX says so)")
         return None
 
+    def steps(self):
+        return [self.at.value]
+
     def check(self, case, n):
         if self.via not in PRIMITIVES:
             raise ir.IRError(f"statement {n}: wrap via {self.via!r}, not one of {tuple(PRIMITIVES)}")
+        if self.xs and self.via not in TAKE_VIEWS:
+            raise ir.IRError(f"statement {n}: a {self.via} takes no views, only {TAKE_VIEWS} do")
+        self.check_slices(case, n, None)
+        if any(not 0 <= self.at.value < case.refs[r].shape[0] for r in self.xs):
+            raise ir.IRError(f"statement {n}: views .at[{self.at.value}] of refs {self.xs}, "
+                             "not all of which have that row")
         if self.via == "shard_map" and _maps_inside(self.body):
             # JAX: "The context mesh ... should match the mesh passed to shard_map".
             raise ir.IRError(f"statement {n}: a shard_map inside a shard_map takes the context "
@@ -77,24 +97,30 @@ class Wrap(ControlOp):
 
     def lines(self, e, n):
         name = f"wrap{n}"
+        # A view passed in takes the name of its ref, as a scan's slice does.
         # shard_map takes the refs (and dyn, where the block reads it) as
         # arguments, those a loop or pipeline slices too; the parameters
         # shadow the names the block uses.
         used = {v.ref for v in ir.walk(self.body, ir.View)} | {
-            r for s in ir.flat(self.body) for r in s.slices()}
-        dyn = ["dyn"] if any(i.dynamic for i in ir.walk(self.body, (ir.Int, ir.IntArray))) else []
-        args = ", ".join([*dyn, *(f"r{i}" for i in sorted(used))]) if self.via == "shard_map" else ""
-        lines = self.body_lines(e, self.body, n + 1, f"def {name}({args}):")
+            r for s in ir.flat(self.body) for r in s.slices()} | set(self.xs)
+        dyn = ["dyn"] if self.via == "shard_map" and any(
+            i.dynamic for i in ir.walk(self.body, (ir.Int, ir.IntArray))) else []
+        refs = sorted(used) if self.via == "shard_map" else self.xs
+        lines = self.body_lines(e, self.body, n + 1,
+                                f"def {name}({', '.join([*dyn, *(f'r{i}' for i in refs)])}):")
+        at = e.operand(self.at) if self.xs else ""   # (after the block's: dyn's order)
+        args = ", ".join([*dyn, *(f"r{i}.at[{at}]" if i in self.xs else f"r{i}" for i in refs)])
         call = {
-            "jit": [f"jax.jit({name})()"],
-            "checkpoint": [f"jax.checkpoint({name})()"],
+            "jit": [f"jax.jit({name})({args})"],
+            "checkpoint": [f"jax.checkpoint({name})({args})"],
             # Nothing in, nothing out: the rules only carry the refs' updates.
             "custom_vjp": [f"{name} = jax.custom_vjp({name})",
                            f"{name}.defvjp(lambda: ({name}(), None), lambda res, g: ())",
                            f"{name}()"],
             "custom_vmap": [f"{name} = jax.custom_batching.custom_vmap({name})",
-                            f"{name}.def_vmap(lambda axis_size, in_batched: ({name}(), None))",
-                            f"{name}()"],
+                            f"{name}.def_vmap(lambda axis_size, in_batched, *views: "
+                            f"({name}(*views), None))",
+                            f"{name}({args})"],
             "run_scoped": [f"pl.run_scoped({name})"],
             "shard_map": [f"jax.shard_map({name}, mesh=jax.make_mesh((1,), ('i',)), "
                           f"in_specs=jax.sharding.PartitionSpec(), "
@@ -102,21 +128,26 @@ class Wrap(ControlOp):
         }[self.via]
         return [*lines, *((line, n) for line in call)]
 
-    def executed(self):
-        return [0]
-
-    def run(self, memory, n):
-        return memory.run(self.body, n + 1)
+    def vary(self):
+        varied = super().vary()
+        # Another row every view has: row 0 (a row 0 stays).
+        return replace(varied, at=ir.Int(0, True)) if self.at.dynamic else varied
 
     def simpler(self, case):
-        if self.via != "jit":
+        for r in self.xs:
+            # That ref closed over, its row taken inside.
+            yield replace(self, xs=tuple(x for x in self.xs if x != r),
+                          body=ir.bound(self.body, (r,), self.at.value))
+        if self.at.dynamic:
+            yield replace(self, at=ir.Int(self.at.value))
+        if self.via != "jit" and (self.via in TAKE_VIEWS or not self.xs):
             yield replace(self, via="jit")
 
     def complexity(self) -> int:
-        return self.via != "jit"
+        return (self.via != "jit") + bool(self.xs) + self.at.dynamic
 
     @classmethod
-    def draws(cls, refs, *, body=(), block=None, **options):
+    def draws(cls, refs, *, body=(), block=None, dynamic=True, **options):
         if block is None:
             return None
         # A wrapper this release cannot discharge (custom_vmap before 0.12:
@@ -124,10 +155,25 @@ class Wrap(ControlOp):
         vias = tuple(v for v, p in PRIMITIVES.items() if compat.has_discharge_rule(p))
         if not vias:
             return None
-        return st.builds(lambda via, b: (via, b[0]), st.sampled_from(vias),
-                         blocks(block, body, 1)).filter(
-            lambda drawn: not (drawn[0] == "shard_map" and _maps_inside(drawn[1]))).map(
-            lambda drawn: cls(*drawn))
+        return _wraps(cls, refs, block, body, vias, dynamic).filter(
+            lambda w: not (w.via == "shard_map" and _maps_inside(w.body)) and not reslices(w))
+
+
+@st.composite
+def _wraps(draw, cls, refs, block, body, vias, dynamic):
+    """A wrap of `Wrap.draws`: closing over its refs, or (one in three, where
+    it takes views) called on views of some."""
+    via = draw(st.sampled_from(vias))
+    can_slice = sliceable(refs)
+    if via not in TAKE_VIEWS or not can_slice or draw(st.integers(0, 2)):
+        return cls(via, draw(blocks(block, body, 1))[0])
+    xs = draw(some_of(refs, can_slice))
+    row = draw(st.integers(0, min(refs[r].shape[0] for r in xs) - 1)) if all(
+        refs[r].shape[0] for r in xs) else None
+    if row is None:
+        return cls(via, draw(blocks(block, body, 1))[0])
+    at = ir.Int(row, dynamic and draw(st.booleans()))
+    return cls(via, draw(slicing_block(block, body, refs, xs)), xs, at)
 
 
 def _maps_inside(block) -> bool:
