@@ -1,5 +1,7 @@
 """One strict expected failure per known finding: when JAX fixes the bug the
 test passes, strict xfail turns that red, and the entry must be removed."""
+from dataclasses import replace
+
 import jax
 import pytest
 
@@ -125,17 +127,25 @@ def test_the_interpreter_hands_an_emit_pipeline_primitives_blocks_to_no_other_pr
     assert not oracles.check(case(Swap(block, Iota("float16", (4, 3), 1)))).failures
 
 
-@premise(seen_on.applies("known", "shard-map-of-a-dynamically-indexed-ref-view"),
-         "no shard-map-of-a-dynamically-indexed-ref-view here")
+@premise(seen_on.applies("known", "shard-map-of-a-ref-view-at-an-integer-index"),
+         "no shard-map-of-a-ref-view-at-an-integer-index here")
 def test_a_shard_map_of_a_pipeline_block_is_one_of_two_shard_map_bugs():
     """Two campaigns filed them as new (valid-runs-any-c19332cc,
     valid-runs-pipeline_body-db3b9864). Inlined, the map cannot take the
-    block, a view at a traced index; as the primitive, the map's discharge
-    gives the block back sharded, which the pipeline stores back."""
+    block, a view at a traced index, as it cannot take any view at an
+    integer index; as the primitive, the map's discharge gives the block
+    back sharded, which the pipeline stores back."""
+    row = ir.Case((ir.Ref("int32", (2, 3)),), (Wrap("shard_map", (Get(ir.View(0, (ir.STEP,))),),
+                                                    (0,), ir.Int(1)),), ("jax_refs",))
+    failures = oracles.check(row).failures
+    assert failures and {f.known for f in failures} == {
+        "shard-map-of-a-ref-view-at-an-integer-index"}, failures
+    # The same row passed to jax.jit runs.
+    assert not oracles.check(replace(row, body=(replace(row.body[0], via="jit"),))).failures
     def case(inline):
         return ir.Case((ir.Ref("int32", (2, 3), memory_space="vmem"),), (Pipeline(2, (0,), (
             Wrap("shard_map", (Get(ir.View(0, (ir.STEP,))),)),), inline=inline),), ("abstract",))
-    for inline, known in ((True, "shard-map-of-a-dynamically-indexed-ref-view"),
+    for inline, known in ((True, "shard-map-of-a-ref-view-at-an-integer-index"),
                           (False, "shard-map-dynamic-update-sharding")):
         failures = oracles.check(case(inline)).failures
         assert failures and {f.known for f in failures} == {known}, (inline, failures)

@@ -156,6 +156,12 @@ def _sharded_value_stored(case: ir.Case, k: int) -> bool:
         isinstance(case.statements[e], Pipeline) for n in maps for e in ir.enclosing(case.body, n))
 
 
+def _shard_map_of_a_view(case: ir.Case, k: int) -> bool:
+    """A shard_map called on views (each at an integer index)."""
+    stmt = case.statements[k]
+    return isinstance(stmt, Wrap) and stmt.via == "shard_map" and bool(stmt.xs)
+
+
 def _shard_map_of_a_block(case: ir.Case, k: int) -> bool:
     """A shard_map in the body of an inlined pipeline that takes one of its
     blocks (a view at the pipeline's traced buffer slot)."""
@@ -880,21 +886,24 @@ KNOWN_FINDINGS: tuple[KnownFinding, ...] = (
                                                         Fill(ir.Int(3), ()))), ("jax_refs",)),
         severity=CRASH),
     KnownFinding(
-        "shard-map-of-a-dynamically-indexed-ref-view",
-        "jax.shard_map called on a ref view at a traced index fails while "
-        "tracing, inside shard_map's own argument handling: 'safe_zip() "
+        "shard-map-of-a-ref-view-at-an-integer-index",
+        "jax.shard_map called on a ref view at an integer index (static or "
+        "traced: r.at[1], r.at[:, i], r.at[pl.ds(i, 1)] with i traced) fails "
+        "while tracing, inside shard_map's own argument handling: 'safe_zip() "
         "argument 1 has length 1 but argument 0 has length 2' (shard_map.py, "
         "`wrapped`: the view flattens to the ref and its index, the in_specs "
         "count one argument). Public: under jax.jit, r = jax.new_ref(x); "
         "jax.shard_map(f, mesh=jax.make_mesh((1,), ('i',)), in_specs=P(), "
-        "out_specs=P())(r.at[i]) with i traced, where a static r.at[0:1] runs. "
-        "A kernel meets it when a map in an inlined pltpu.emit_pipeline body "
+        "out_specs=P())(r.at[1]); the same view passed to jax.jit(f) runs, and "
+        "so does a view at a static slice (r.at[1:2], r.at[pl.ds(1, 1)]). A "
+        "kernel meets it too when a map in an inlined pltpu.emit_pipeline body "
         "takes a block (a view at the pipeline's traced buffer slot)",
         symptoms=(("valid-runs", r"ValueError: safe_zip\(\) argument 1 has length \d+ but "
                                  r"argument 0 has length \d+"),),
-        trigger=_shard_map_of_a_block,
-        example=ir.Case((ir.Ref("int32", (2, 3), memory_space="vmem"),), (Pipeline(2, (0,), (
-            Wrap("shard_map", (Get(ir.View(0, (ir.STEP,))),)),), inline=True),), ("abstract",)),
+        trigger=lambda case, k: _shard_map_of_a_view(case, k) or _shard_map_of_a_block(case, k),
+        # (a data ref under jax.jit: public, no stand-in)
+        example=ir.Case((ir.Ref("int32", (2, 3)),), (Wrap("shard_map", (
+            Get(ir.View(0, (ir.STEP,))),), (0,), ir.Int(1)),), ("jax_refs",)),
         severity=CRASH),
     KnownFinding(
         "inlined-pipeline-masked-store-uint32-index",
