@@ -520,9 +520,11 @@ KNOWN_FINDINGS: tuple[KnownFinding, ...] = (
                                   r"while_loop body function carry input and carry output "
                                   r"must have equal types"),
             ("jit-eager", r"Cannot lower jaxpr with verifier errors"),
-            # ...and under jax.jvp of the run_state program.
+            # ...and under jax.jvp of the run_state program, or, where a later
+            # statement casts the wrong dtype back, a wrong derivative.
             ("grad-matches", r"derivatives of .*: ValueError: Cannot lower jaxpr with verifier "
-                             r"errors"),
+                             r"errors|^(fwd|rev) derivatives of .*: AssertionError: Not equal "
+                             r"to tolerance"),
             ("control-unrolled", r"^results differ when every loop and cond is unrolled"),
             # ...unrolled, the wrong-shaped value meets the ref's next use
             # (the README's main job, a clean clone, this stop).
