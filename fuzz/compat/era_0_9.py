@@ -10,6 +10,11 @@ ADDED = {
     # AbstractDevice(kind, num_cores, platform), which lets a CPU trace a TPU
     # pipeline (before: "takes 3 positional arguments but 4 were given").
     "jax.sharding.AbstractDevice(platform)": (0, 10, 1),
+    # A ref view (TransformedRef) registered for tracing: jax.jit,
+    # jax.checkpoint and jax.shard_map take one as an argument (before:
+    # "Error interpreting a TransformedRef argument", "TransformedRefs are
+    # not allowed").
+    "jax._src.state.types.tracing_registry": (0, 10, 0),
 }
 GONE = {"jax.experimental.enable_x64": (0, 9, 0)}
 

@@ -34,9 +34,12 @@ _NO_SHARD_MAP = {"eager": "eager shard_map takes no jax.Ref (JAX says: use it un
 # Where pl.run_scoped does not run: outside a Pallas kernel it has no
 # evaluation rule, and refs as values under jit are no kernel.
 _NO_RUN_SCOPED = dict.fromkeys(("refs", "eager"), "pl.run_scoped exists only inside Pallas kernels")
-# Those that take views as arguments (jax.custom_vjp: "TransformedRefs cannot
-# be abstractified"; run_scoped calls its function with what it allocates).
-TAKE_VIEWS = ("jit", "checkpoint", "custom_vmap", "shard_map")
+# Those that take views as arguments, from the release that has the feature
+# named (jax.custom_vjp: "TransformedRefs cannot be abstractified";
+# run_scoped calls its function with what it allocates).
+TAKE_VIEWS = {**dict.fromkeys(("jit", "checkpoint", "shard_map"),
+                              "jax._src.state.types.tracing_registry"),
+              "custom_vmap": "jax._src.custom_batching.tracing_registry"}
 
 
 @dataclass(frozen=True)
@@ -57,7 +60,8 @@ class Wrap(SlicingOp):
             self.via, {}).get(path.CONTEXT) or super().not_applicable(path)
 
     def needs(self):
-        return ("jax.shard_map",) if self.via == "shard_map" else ()
+        views = (TAKE_VIEWS[self.via],) if self.xs and self.via in TAKE_VIEWS else ()
+        return (*views, *(("jax.shard_map",) if self.via == "shard_map" else ()))
 
     def refused_under(self, transform, path):
         # A custom rule covers only the function's explicit arguments, and
@@ -85,7 +89,8 @@ class Wrap(SlicingOp):
         if self.via not in PRIMITIVES:
             raise ir.IRError(f"statement {n}: wrap via {self.via!r}, not one of {tuple(PRIMITIVES)}")
         if self.xs and self.via not in TAKE_VIEWS:
-            raise ir.IRError(f"statement {n}: a {self.via} takes no views, only {TAKE_VIEWS} do")
+            raise ir.IRError(f"statement {n}: a {self.via} takes no views, only "
+                             f"{tuple(TAKE_VIEWS)} do")
         self.check_slices(case, n, None)
         if any(not 0 <= self.at.value < case.refs[r].shape[0] for r in self.xs):
             raise ir.IRError(f"statement {n}: views .at[{self.at.value}] of refs {self.xs}, "
@@ -165,7 +170,8 @@ def _wraps(draw, cls, refs, block, body, vias, dynamic):
     it takes views) called on views of some."""
     via = draw(st.sampled_from(vias))
     can_slice = sliceable(refs)
-    if via not in TAKE_VIEWS or not can_slice or draw(st.integers(0, 2)):
+    if not (via in TAKE_VIEWS and compat.has(TAKE_VIEWS[via]) and can_slice) or draw(
+            st.integers(0, 2)):
         return cls(via, draw(blocks(block, body, 1))[0])
     xs = draw(some_of(refs, can_slice))
     row = draw(st.integers(0, min(refs[r].shape[0] for r in xs) - 1)) if all(
