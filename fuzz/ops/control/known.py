@@ -115,10 +115,10 @@ def _scoped_and_outer_refs_in_wrapper(case: ir.Case, k: int) -> bool:
     if not (isinstance(stmt, Wrap) and stmt.via in ("jit", "checkpoint", "custom_vjp")):
         return False
     inner = ir.flat(stmt.body)
-    used = {v.ref for s in inner for v in ir.views(s)}
+    used = {v.ref for s in inner for v in ir.views(s)} | set(stmt.xs)
     return any(case.refs[r].scoped for r in used) and (
         any(not case.refs[r].scoped for r in used)
-        or any(i.dynamic for s in inner for i in ir.own(s, ir.Int)))
+        or any(i.dynamic for s in inner for i in ir.own(s, (ir.Int, ir.IntArray))))
 
 
 def _wrapper_mixing_refs(case: ir.Case, k: int) -> bool:
@@ -131,9 +131,9 @@ def _wrapper_mixing_refs(case: ir.Case, k: int) -> bool:
                                                      "custom_vmap")):
         return False
     inner = ir.flat(stmt.body)
-    used = {v.ref for s in inner for v in ir.views(s)}
+    used = {v.ref for s in inner for v in ir.views(s)} | set(stmt.xs)   # (views passed in)
     return len(used) > 1 or bool(used) and any(
-        i.dynamic for s in inner for i in ir.own(s, ir.Int))
+        i.dynamic for s in inner for i in ir.own(s, (ir.Int, ir.IntArray)))
 
 
 def _wrapped_signal_example(via: str) -> ir.Case:

@@ -245,6 +245,26 @@ _INT64_BESIDE_INT32 = (r"TypeError: index arguments to dynamic_slice must be int
                        r"same type, got: (int(32|64), )*(int64, (int(32|64), )*int32|int32, "
                        r"(int(32|64), )*int64)")
 
+def _indexes_a_zero_size_dimension(case: ir.Case, k: int) -> bool:
+    """Statement k indexes (``.at[...]``) a view with a zero-size dimension,
+    or passes one a row of a ref that has one (a scan's or function's
+    ``xs``)."""
+    stmt = case.statements[k]
+    if any(0 in case.refs[r].shape[1:] for r in stmt.slices()):
+        return True
+    for view in ir.views(stmt):
+        ref = case.refs[view.ref]
+        shape, bits = tuple(ref.shape), ref.bits
+        for t in view.transforms:
+            if isinstance(t, ir.At) and 0 in shape:
+                return True
+            try:
+                shape, bits = ir.apply_transform(shape, bits, t)
+            except ir.IRError:
+                return False
+    return False
+
+
 def _reshaped_to_scalar(case, k) -> bool:
     return any(isinstance(t, ir.Reshape) and t.shape == ()
                for v in ir.views(case.statements[k]) for t in v.transforms)
@@ -464,6 +484,23 @@ KNOWN_FINDINGS: tuple[KnownFinding, ...] = (
         paths=("tpu_interpret", "tpu_interpret_eager"),
         severity=CRASH),
     KnownFinding(
+        "ref-index-of-a-zero-size-dimension",
+        "indexing a ref with a zero-size dimension fails: r = "
+        "jax.new_ref(jnp.zeros((3, 0))); r.at[2] (or r[2], r[0:1], r.at[:, 1] of "
+        "a (0, 3) ref) raises 'ValueError: Out of bound slice: start=0, dim=0', "
+        "eagerly, under jax.jit and in Pallas kernels alike, though the index "
+        "is in bounds and jnp.zeros((3, 0))[2] has shape (0,). "
+        "NDIndexer.__post_init__ (jax/_src/state/indexing.py) checks "
+        "`start >= dim` also for the implicit full slice of an axis of length 0 "
+        "(Slice(0, 0)); r[...] runs. (The inlined face of "
+        "emit-pipeline-zero-size-block is probably the same check)",
+        symptoms=(("valid-runs", r"ValueError: Out of bound slice: start=0, dim=0"),),
+        trigger=_indexes_a_zero_size_dimension,
+        about=("ref", "semaphore", "control"),   # (a view a scan or function is passed)
+        example=ir.Case((ir.Ref("int16", (3, 0)),), (Get(ir.View(0, (ir.At((ir.Int(2),)),))),),
+                        ("jax_refs",)),
+        severity=CRASH),
+    KnownFinding(
         "masked-ops-static-int-index",
         "pltpu.load(x.at[0]) and pltpu.store(x.at[0], v) crash in discharge with "
         "AttributeError: 'TypedInt' object has no attribute 'shape': "
@@ -509,6 +546,9 @@ KNOWN_FINDINGS: tuple[KnownFinding, ...] = (
         consequences=(
             ("aval-preserved", r"returned a new value \S+ for operand \d+, a ref of"),
             ("valid-runs", _WRONG_SHAPE_DOWNSTREAM),
+            # ...or a scan storing a 0-D value back into its 1-D slice
+            # (lax.dynamic_update_index_in_dim asserts the ranks).
+            ("valid-runs", r"^AssertionError: $"),
             ("model-vs-path", r"^final r\d+\[[\d, ]*\] is .*, expected "),
             # ...and into an invalid program's own mistake, after it.
             ("invalid-rejected", _WRONG_SHAPE_DOWNSTREAM),
