@@ -123,8 +123,8 @@ class Wrap(SlicingOp):
                            f"{name}.defvjp(lambda: ({name}(), None), lambda res, g: ())",
                            f"{name}()"],
             "custom_vmap": [f"{name} = jax.custom_batching.custom_vmap({name})",
-                            f"{name}.def_vmap(lambda axis_size, in_batched, *views: "
-                            f"({name}(*views), None))",
+                            f"{name}.def_vmap(lambda axis_size, in_batched{', *views' * bool(args)}: "
+                            f"({name}({'*views' * bool(args)}), None))",
                             f"{name}({args})"],
             "run_scoped": [f"pl.run_scoped({name})"],
             "shard_map": [f"jax.shard_map({name}, mesh=jax.make_mesh((1,), ('i',)), "
