@@ -145,7 +145,7 @@ class Wrap(SlicingOp):
                           body=ir.bound(self.body, (r,), self.at.value))
         if self.at.dynamic:
             yield replace(self, at=ir.Int(self.at.value))
-        if self.via != "jit" and (self.via in TAKE_VIEWS or not self.xs):
+        if self.via != "jit":   # (jit takes views too)
             yield replace(self, via="jit")
 
     def complexity(self) -> int:
