@@ -92,6 +92,8 @@ class Wrap(SlicingOp):
             raise ir.IRError(f"statement {n}: a {self.via} takes no views, only "
                              f"{tuple(TAKE_VIEWS)} do")
         self.check_slices(case, n, None)
+        if not self.xs and self.at != ir.Int(0):
+            raise ir.IRError(f"statement {n}: a row .at[{self.at.value}] of no view")
         if any(not 0 <= self.at.value < case.refs[r].shape[0] for r in self.xs):
             raise ir.IRError(f"statement {n}: views .at[{self.at.value}] of refs {self.xs}, "
                              "not all of which have that row")
@@ -140,8 +142,10 @@ class Wrap(SlicingOp):
 
     def simpler(self, case):
         for r in self.xs:
-            # That ref closed over, its row taken inside.
-            yield replace(self, xs=tuple(x for x in self.xs if x != r),
+            # That ref closed over, its row taken inside (the last one: no
+            # row to pass, so no operand).
+            rest = tuple(x for x in self.xs if x != r)
+            yield replace(self, xs=rest, at=self.at if rest else ir.Int(0),
                           body=ir.bound(self.body, (r,), self.at.value))
         if self.at.dynamic:
             yield replace(self, at=ir.Int(self.at.value))
