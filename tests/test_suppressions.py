@@ -16,6 +16,7 @@ import pytest
 from fuzz import compat, ir, oracles, paths
 from fuzz.suppressions import known_findings, seen_on, unsupported
 from fuzz.campaign.property import Stats, check_property, filed_signatures
+from fuzz.ops.control import Wrap
 from fuzz.ops.ref import AddUpdate, Get, Swap
 from fuzz.ops.ref.masked_store import MaskedStore
 from fuzz.ops.ref.common import Fill, Iota
@@ -477,6 +478,28 @@ def test_unmasking_runs_a_case_again_without_a_known_crash_and_reports_what_it_h
     failure = raised.value
     assert failure.oracle == "model-vs-path" and failure.known is None
     assert ir.primitive(failure.case.statements[failure.statement]) == "swap"
+
+
+@premise(seen_on.applies("known", "shard-map-of-a-ref-view-at-an-integer-index"),
+         "no shard-map-of-a-ref-view-at-an-integer-index here")
+def test_unmasking_makes_a_crashing_statement_simpler_where_that_loses_the_trigger(plant):
+    """A wrong value planted in swap's discharge rule, inside a shard_map
+    called on a row (a known crash: shard_map takes no view at an integer
+    index): unmasking closes the map over the row instead of dropping it
+    and the block with it, so the planted swap inside is reported."""
+    _plant_swap_off_by_one(plant)
+    row = ir.View(0, (ir.STEP,))
+    case = ir.Case((ir.Ref("int32", (2, 3)),), (Wrap("shard_map", (
+        Swap(row, Fill(ir.Int(5), (3,))),), (0,), ir.Int(1, True)),), ("jax_refs",))
+    masked = Stats()
+    check_property(case, masked)
+    assert set(masked.known) == {"shard-map-of-a-ref-view-at-an-integer-index"}
+    with pytest.raises(oracles.OracleFailure) as raised:
+        check_property(case, Stats(), unmask=True)
+    failure = raised.value
+    assert failure.oracle == "model-vs-path" and failure.known is None
+    assert ir.primitive(failure.case.statements[failure.statement]) == "swap"
+    assert not failure.case.statements[0].xs
 
 
 @premise(seen_on.applies("unsupported", "transpose-not-dischargeable-abstract"),

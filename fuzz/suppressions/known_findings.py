@@ -16,6 +16,7 @@ only on that statement's ref, at or after it.
 """
 from __future__ import annotations
 
+import dataclasses
 import re
 
 from fuzz import ir, ops
@@ -141,12 +142,39 @@ def _triggering(k: KnownFinding, case: ir.Case, failure) -> list[int]:
 
 
 def unmasked(case: ir.Case, failures) -> ir.Case | None:
-    """``case`` (valid) without the statements with the triggers of the
-    known findings among ``failures`` that a path raised on: a known crash stops
-    every oracle on its path, so while it is hit, a bug behind it stays
-    hidden. None where no known finding raised, or nothing well-formed is
-    left."""
-    drop = {n for f in _crashes(failures) for n in _triggering(BY_ID[f.known], case, f)}
-    if not case.valid or not drop:
+    """``case`` (valid) without the triggers of the known findings among
+    ``failures`` that a path raised on: a known crash stops every oracle on
+    its path, so while it is hit, a bug behind it stays hidden. Each
+    statement with a trigger becomes its first simpler variant without
+    those triggers (a function called on views closes over them, and its
+    block stays), or else goes. None where no known finding raised, or
+    nothing well-formed is left."""
+    entries: dict[int, set] = {}
+    for f in _crashes(failures):
+        for n in _triggering(BY_ID[f.known], case, f):
+            entries.setdefault(n, set()).add(BY_ID[f.known])
+    if not case.valid or not entries:
         return None
-    return ir.without_statements(case, drop)
+    drop = []
+    for n in sorted(entries, reverse=True):   # (later first: earlier ones keep their numbers)
+        if (simpler := _without_trigger(case, n, entries[n])) is None:
+            drop.append(n)
+        else:
+            case = simpler
+    return ir.without_statements(case, drop) if drop else case
+
+
+def _without_trigger(case: ir.Case, n: int, known) -> ir.Case | None:
+    """``case`` with statement ``n`` replaced by its first simpler variant
+    of the same size that has none of the triggers of ``known``."""
+    stmt = case.statements[n]
+    for variant in stmt.simpler(case):
+        if ir.size(variant) != ir.size(stmt):
+            continue
+        try:
+            candidate = dataclasses.replace(case, body=ir.replaced_statement(case.body, n, variant))
+        except (ir.IRError, ValueError, TypeError, IndexError):
+            continue
+        if not any(has_trigger(k, candidate, n) for k in known):
+            return candidate
+    return None
