@@ -887,8 +887,8 @@ KNOWN_FINDINGS: tuple[KnownFinding, ...] = (
         severity=CRASH),
     KnownFinding(
         "shard-map-of-a-ref-view-at-an-integer-index",
-        "jax.shard_map called on a ref view at an integer index (static or "
-        "traced: r.at[1], r.at[:, i], r.at[pl.ds(i, 1)] with i traced) fails "
+        "jax.shard_map called on a ref view at an integer index (r.at[1], "
+        "r.at[:, 1], r.at[np.array([0, 2])], r.at[pl.ds(i, 1)] with i traced) fails "
         "while tracing, inside shard_map's own argument handling: 'safe_zip() "
         "argument 1 has length 1 but argument 0 has length 2' (shard_map.py, "
         "`wrapped`: the view flattens to the ref and its index, the in_specs "

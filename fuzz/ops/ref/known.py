@@ -492,8 +492,7 @@ KNOWN_FINDINGS: tuple[KnownFinding, ...] = (
         "is in bounds and jnp.zeros((3, 0))[2] has shape (0,). "
         "NDIndexer.__post_init__ (jax/_src/state/indexing.py) checks "
         "`start >= dim` also for the implicit full slice of an axis of length 0 "
-        "(Slice(0, 0)); r[...] runs. (The inlined face of "
-        "emit-pipeline-zero-size-block is probably the same check)",
+        "(Slice(0, 0)); r[...] runs",
         symptoms=(("valid-runs", r"ValueError: Out of bound slice: start=0, dim=0"),),
         trigger=_indexes_a_zero_size_dimension,
         about=("ref", "semaphore", "control"),   # (a view a scan or function is passed)
