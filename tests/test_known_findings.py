@@ -140,8 +140,13 @@ def test_a_shard_map_of_a_pipeline_block_is_one_of_two_shard_map_bugs():
     failures = oracles.check(row).failures
     assert failures and {f.known for f in failures} == {
         "shard-map-of-a-ref-view-at-an-integer-index"}, failures
-    # The same row passed to jax.jit runs.
-    assert not oracles.check(replace(row, body=(replace(row.body[0], via="jit"),))).failures
+    # The same row passed to jax.jit runs; a map inside, given the row, does not.
+    jit = replace(row.body[0], via="jit")
+    assert not oracles.check(replace(row, body=(jit,))).failures
+    failures = oracles.check(replace(row, body=(replace(jit, body=(
+        Wrap("shard_map", jit.body),)),))).failures
+    assert failures and {f.known for f in failures} == {
+        "shard-map-of-a-ref-view-at-an-integer-index"}, failures
     def case(inline):
         return ir.Case((ir.Ref("int32", (2, 3), memory_space="vmem"),), (Pipeline(2, (0,), (
             Wrap("shard_map", (Get(ir.View(0, (ir.STEP,))),)),), inline=inline),), ("abstract",))

@@ -163,14 +163,16 @@ def _shard_map_of_a_view(case: ir.Case, k: int) -> bool:
 
 
 def _shard_map_of_a_block(case: ir.Case, k: int) -> bool:
-    """A shard_map in the body of an inlined pipeline that takes one of its
-    blocks (a view at the pipeline's traced buffer slot)."""
+    """A shard_map that takes a view at an integer index an enclosing
+    statement hands its block: an inlined pipeline's block (at its traced
+    buffer slot), or a row a function is called on."""
     stmt = case.statements[k]
     if not (isinstance(stmt, Wrap) and stmt.via == "shard_map"):
         return False
-    blocks = {r for e in ir.enclosing(case.body, k) if isinstance(pipe := case.statements[e], Pipeline)
-              and pipe.inline for r in pipe.xs}
-    return any(v.ref in blocks for v in ir.walk(stmt.body, ir.View))
+    views = {r for e in ir.enclosing(case.body, k)
+             if isinstance(outer := case.statements[e], Pipeline) and outer.inline
+             or isinstance(outer, Wrap) for r in outer.xs}
+    return any(v.ref in views for v in ir.walk(stmt.body, ir.View))
 
 
 def _wrapped_store_example(via: str) -> ir.Case:
