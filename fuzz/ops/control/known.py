@@ -889,17 +889,21 @@ KNOWN_FINDINGS: tuple[KnownFinding, ...] = (
         severity=CRASH),
     KnownFinding(
         "shard-map-of-a-ref-view-at-an-integer-index",
-        "jax.shard_map called on a ref view at an integer index (r.at[1], "
+        "jax.shard_map called on a ref view whose index holds an array (r.at[1], "
         "r.at[:, 1], r.at[np.array([0, 2])], r.at[pl.ds(i, 1)] with i traced) fails "
-        "while tracing, inside shard_map's own argument handling: 'safe_zip() "
-        "argument 1 has length 1 but argument 0 has length 2' (shard_map.py, "
-        "`wrapped`: the view flattens to the ref and its index, the in_specs "
-        "count one argument). Public: under jax.jit, r = jax.new_ref(x); "
+        "while tracing with an internal error, 'safe_zip() argument 1 has length 1 "
+        "but argument 0 has length 2' (shard_map.py, `wrapped`): ft.flatten(args) "
+        "flattens the view through the tracing registry (the ref and its index "
+        "array, two leaves), broadcast_prefix(in_specs, args) through the default "
+        "one, where the view is one leaf (one spec); and check_no_transformed_refs_args, "
+        "which up to 0.9.2 refused a view with a clear TypeError, sees only the "
+        "flattened leaves. Public: under jax.jit, r = jax.new_ref(x); "
         "jax.shard_map(f, mesh=jax.make_mesh((1,), ('i',)), in_specs=P(), "
-        "out_specs=P())(r.at[1]); the same view passed to jax.jit(f) runs, and "
-        "so does a view at a static slice (r.at[1:2], r.at[pl.ds(1, 1)]). A "
-        "kernel meets it too when a map in an inlined pltpu.emit_pipeline body "
-        "takes a block (a view at the pipeline's traced buffer slot)",
+        "out_specs=P())(r.at[1]); the same view passed to jax.jit(f) runs, and so "
+        "does a view at a static slice (r.at[1:2], r.at[pl.ds(1, 1)]: no array "
+        "leaf). Workaround: pass r or r.at[1:2] and index inside the map. A map "
+        "meets it too inside an inlined pltpu.emit_pipeline body (its block is a "
+        "view at the traced buffer slot) or a function called on such a view",
         symptoms=(("valid-runs", r"ValueError: safe_zip\(\) argument 1 has length \d+ but "
                                  r"argument 0 has length \d+"),),
         trigger=lambda case, k: _shard_map_of_a_view(case, k) or _shard_map_of_a_block(case, k),

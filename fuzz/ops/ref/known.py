@@ -486,13 +486,15 @@ KNOWN_FINDINGS: tuple[KnownFinding, ...] = (
     KnownFinding(
         "ref-index-of-a-zero-size-dimension",
         "indexing a ref with a zero-size dimension fails: r = "
-        "jax.new_ref(jnp.zeros((3, 0))); r.at[2] (or r[2], r[0:1], r.at[:, 1] of "
+        "jax.new_ref(jnp.zeros((3, 0))); r[2] (or r.at[2], r[0:1], r.at[:, 1] of "
         "a (0, 3) ref) raises 'ValueError: Out of bound slice: start=0, dim=0', "
         "eagerly, under jax.jit and in Pallas kernels alike, though the index "
-        "is in bounds and jnp.zeros((3, 0))[2] has shape (0,). "
-        "NDIndexer.__post_init__ (jax/_src/state/indexing.py) checks "
-        "`start >= dim` also for the implicit full slice of an axis of length 0 "
-        "(Slice(0, 0)); r[...] runs",
+        "is in bounds and jnp.zeros((3, 0))[2] has shape (0,); r[...] runs. A "
+        "regression in 0.12.0: NDIndexer.__post_init__ (jax/_src/state/indexing.py) "
+        "used to check `start >= dim` under `if value := _maybe_concretize(start):`, "
+        "which a start of 0 skipped, and now under `is not None`, so the implicit "
+        "full slice Slice(0, 0) of an axis of length 0 fails `0 >= 0`. An empty "
+        "slice starting at dim is in bounds",
         symptoms=(("valid-runs", r"ValueError: Out of bound slice: start=0, dim=0"),),
         trigger=_indexes_a_zero_size_dimension,
         about=("ref", "semaphore", "control"),   # (a view a scan or function is passed)
