@@ -534,6 +534,12 @@ def test_a_function_called_on_views_sees_the_rows_it_is_given():
     assert {"run_state", "jax_refs", "eager", "pallas_call"} - lacked <= ran, report.outcomes
     assert not [f for f in as_on_newest(report.failures) if f.known is None], report.failures
     assert report.compared["model-vs-path"] >= len(ran - {"abstract"}) - 1
+    # Indexed again inside, under vmap: JAX's get batching rule takes one indexer.
+    again = _case(Wrap("jit", (Get(ir.View(0, (ir.STEP, ir.At((ir.Int(0),)))),),), (0,),
+                       ir.Int(1)), refs=(rows,))
+    assert "indexers not supported" in again.statements[0].refused_under(
+        "vmap", paths.MODULES["jax_refs"])
+    assert not [f for f in as_on_newest(oracles.check(again).failures) if f.known is None]
     with pytest.raises(ir.IRError, match="takes no views"):
         _case(Wrap("custom_vjp", (), (0,), ir.Int(1)), refs=(rows,))
     with pytest.raises(ir.IRError, match="not all of which have that row"):

@@ -71,6 +71,12 @@ class Wrap(SlicingOp):
             return "a custom_vmap function may not close over batched values"
         if self.via == "run_scoped" and transform == "partial-discharge":
             return "partly discharged, a run_scoped stays, and it has no evaluation rule"
+        if transform == "vmap" and path.CONTEXT != "pallas" and any(
+                v.ref in self.xs and any(isinstance(t, ir.At) for t in v.named)
+                for v in ir.walk(self.body, ir.View)):
+            # state's get/swap/addupdate batching rules take one indexer.
+            return ("vmap of a view passed in and indexed again: 'Batching with multiple "
+                    "indexers not supported' (JAX says so)")
         if self.via == "shard_map" and transform == "mesh":
             # The kernel runs inside the case's own shard_map.
             return "a shard_map inside a shard_map needs the context mesh (JAX says so)"
