@@ -751,11 +751,14 @@ KNOWN_FINDINGS: tuple[KnownFinding, ...] = (
         "('Did not ask for inval to be discharged but it was'); the full "
         "discharge runs",
         # (a ref in a memory space prints it: Ref<smem>{bool[]})
+        # ...or a loop in it carries the kept ref as a Ref ('Scan carry input and
+        # output got mismatched varying manual axes': the README main job, stop 57)
         symptoms=(("partial-discharge", r"raised ValueError: (Attempting to pass a Ref "
                                         r"Ref(<\w+>)?\{|"
                                         r"function .* traced for shard_map returned a mutable "
                                         r"array reference|Did not ask for inval to be "
-                                        r"discharged but it was)"),),
+                                        r"discharged but it was|Scan carry input and output "
+                                        r"got mismatched varying manual axes)"),),
         # (a scan over the ref, xs, is on it too: 0.7.2 to 0.11.0 report it so)
         # _shard_map_discharge discharges its whole body whatever
         # ctx.should_discharge asks. Public API reaches it only through a
