@@ -250,19 +250,9 @@ def _indexes_a_zero_size_dimension(case: ir.Case, k: int) -> bool:
     or passes one a row of a ref that has one (a scan's or function's
     ``xs``)."""
     stmt = case.statements[k]
-    if any(0 in case.refs[r].shape[1:] for r in stmt.slices()):
-        return True
-    for view in ir.views(stmt):
-        ref = case.refs[view.ref]
-        shape, bits = tuple(ref.shape), ref.bits
-        for t in view.transforms:
-            if isinstance(t, ir.At) and 0 in shape:
-                return True
-            try:
-                shape, bits = ir.apply_transform(shape, bits, t)
-            except ir.IRError:
-                return False
-    return False
+    return any(0 in case.refs[r].shape[1:] for r in stmt.slices()) or any(
+        isinstance(t, ir.At) and 0 in ir.view_shape(case, ir.View(view.ref, view.transforms[:n]))
+        for view in ir.views(stmt) for n, t in enumerate(view.transforms))
 
 
 def _reshaped_to_scalar(case, k) -> bool:
