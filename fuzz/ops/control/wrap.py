@@ -179,12 +179,15 @@ def _wraps(draw, cls, refs, block, body, vias, dynamic):
     """A wrap of `Wrap.draws`: closing over its refs, or (one in three, where
     it takes views) called on views of some."""
     via = draw(st.sampled_from(vias))
-    can_slice = sliceable(refs, lambda r: r.shape[0] >= 1)   # (a row to pass)
+    can_slice = sliceable(refs)
     if not (via in TAKE_VIEWS and compat.has(TAKE_VIEWS[via]) and can_slice) or draw(
             st.integers(0, 2)):
         return cls(via, draw(blocks(block, body, 1))[0])
     xs = draw(some_of(refs, can_slice))
-    row = draw(st.integers(0, min(refs[r].shape[0] for r in xs) - 1))
+    row = draw(st.integers(0, min(refs[r].shape[0] for r in xs) - 1)) if all(
+        refs[r].shape[0] for r in xs) else None
+    if row is None:
+        return cls(via, draw(blocks(block, body, 1))[0])
     at = ir.Int(row, dynamic and draw(st.booleans()))
     return cls(via, draw(slicing_block(block, body, refs, xs)), xs, at)
 
