@@ -588,8 +588,9 @@ KNOWN_FINDINGS: tuple[KnownFinding, ...] = (
         "called on `Ref` types: int16[]', 'Cannot signal on a non-semaphore "
         "Ref: int16[]'; of a copy, 'DMA source/destination arguments must be "
         "Refs', or, in a loop, \"'Fake' object has no attribute 'arg_names'\"; "
-        "a pltpu.store of a value of another dtype, 'Invalid dtype for `swap`. "
-        "Ref dtype: int16. Value dtype: bool'); "
+        "a pltpu.store of a value of another dtype or shape, 'Invalid dtype for "
+        "`swap`. Ref dtype: int16. Value dtype: bool', 'Invalid shape for `swap`. "
+        "Ref shape: (). Value shape: (1, 2)'); "
         "interpret=True (HLO interpreter) runs the same kernel, and the TPU "
         "interpreter runs it without the custom_vjp",
         symptoms=(("valid-runs", r"AttributeError: 'ShapedArray' object has no attribute "
@@ -598,7 +599,8 @@ KNOWN_FINDINGS: tuple[KnownFinding, ...] = (
                                  r"non-semaphore Ref|ValueError: DMA source/destination arguments "
                                  r"must be Refs|AttributeError: 'Fake' object has no attribute "
                                  r"'arg_names'|ValueError: Invalid dtype for `swap`\. Ref dtype: "
-                                 r"int16\. Value dtype: (?!int16\b)"),),
+                                 r"int16\. Value dtype: (?!int16\b)|ValueError: Invalid shape for "
+                                 r"`swap`\. Ref shape: \(\)\. Value shape: \(\d"),),
         trigger=_wrapping_a_ref("custom_vjp"),
         example=_wrapped_store_example("custom_vjp"),
         paths=("tpu_interpret", "tpu_interpret_eager"),
