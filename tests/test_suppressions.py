@@ -177,6 +177,18 @@ def test_an_addupdate_after_a_reshaped_store_is_its_consequence(plant):
     _planted_get_first_is_reported(STORE_THEN_ADD, plant)
 
 
+def test_a_consequence_is_matched_when_its_symptom_is_not_reported():
+    """With only valid-runs reported (``--oracles``), the add's error is
+    still the store's consequence: its symptom, an aval-preserved failure,
+    ran though it is not reported (a campaign with ``--oracles vmap-stack``
+    filed such a consequence as new)."""
+    k = known_findings.BY_ID["masked-swap-returns-transformed-ref"]
+    if not seen_on.applies("known", k.id):
+        pytest.skip(f"JAX {jax.__version__}: {k.id} is not live here")
+    failures = oracles.check(STORE_THEN_ADD, oracles=("valid-runs",)).failures
+    assert [(f.oracle, f.known) for f in failures] == [("valid-runs", k.id)], failures
+
+
 @pytest.mark.parametrize("example", [e for e in ALL if _semaphores_run(e.values[0])])
 def test_a_planted_error_beside_the_trigger_is_reported(example, plant):
     """The planted bug: a KeyError while tracing the other primitive, on a

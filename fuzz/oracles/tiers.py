@@ -90,9 +90,11 @@ def _run(report: CaseReport, path: str, unsupported_are_findings: bool):
 
 def _only(report: CaseReport, oracles) -> CaseReport:
     """The failures of the named ``oracles``, each marked with the known
-    finding it is an instance of (fuzz/suppressions/known_findings.py), if any."""
-    report.failures = [f for f in report.failures if f.oracle in oracles]
+    finding it is an instance of (fuzz/suppressions/known_findings.py), if any:
+    matched among all of them, as a consequence needs its symptom's failure,
+    which may be another oracle's."""
     for f in report.failures:
         k = known_findings.match(f, report.failures)
         f.known = k.id if k is not None else None
+    report.failures = [f for f in report.failures if f.oracle in oracles]
     return report
