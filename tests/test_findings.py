@@ -180,9 +180,13 @@ def test_an_int16_stand_in_becomes_the_semaphore_type_it_stands_for():
                     ir.Ref("int16", (2,))),
                    (DmaStart(ir.View(1), ir.View(2), ir.View(0)),
                     DmaWait(ir.View(1), ir.View(2), ir.View(0)),
-                    Signal(ir.View(3, (ir.At((ir.Int(1),)),)), ir.Int(1))))
+                    Signal(ir.View(3, (ir.At((ir.Int(1),)),)), ir.Int(1)),
+                    # (a read takes either kind: it decides neither)
+                    Read(ir.View(0)), Read(ir.View(3, (ir.At((ir.Int(0),)),)))))
     real = filing.with_real_semaphores(copy)
     assert [r.kind for r in real.refs] == ["dma", "float32", "float32", "regular"]
+    only_read = ir.Case((ir.Ref("int16", ()),), (Read(ir.View(0)),))
+    assert [r.kind for r in filing.with_real_semaphores(only_read).refs] == ["regular"]
     assert filing.with_real_semaphores(real) is None   # nothing stands in any more
     # An int16 ref signalled and also a pipeline's data has no real type (a
     # worker filing such a case died of the IRError).

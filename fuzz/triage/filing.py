@@ -169,9 +169,11 @@ def with_real_semaphores(case: ir.Case) -> ir.Case | None:
     kinds: dict[int, set] = {}
     for stmt in case.statements:
         for view in stmt.counted():
-            kinds.setdefault(view.ref, set()).add("dma" if stmt.family == "dma" else "regular")
-    stand_ins = {i: k.pop() for i, k in kinds.items()
-                 if case.refs[i].kind == "int16" and len(k) == 1}
+            kinds.setdefault(view.ref, set())
+            if not stmt.reads_only:   # pl.semaphore_read takes either kind
+                kinds[view.ref].add("dma" if stmt.family == "dma" else "regular")
+    stand_ins = {i: k.pop() if k else "regular" for i, k in kinds.items()
+                 if case.refs[i].kind == "int16" and len(k) <= 1}
     if not stand_ins:
         return None
     try:
