@@ -11,6 +11,7 @@ from fuzz.ops.dma.mistakes import DTYPE, OUT_OF_BOUNDS, SEMAPHORE_KIND, SHAPE
 from fuzz.ops.dma.start import DmaStart
 from fuzz.ops.control.wrap import Wrap
 from fuzz.ops.dma.wait import DmaWait
+from fuzz.ops.semaphore.read import Read
 from fuzz.ops.semaphore.signal import Signal
 from fuzz.ops.semaphore.wait import Wait
 
@@ -20,6 +21,15 @@ def _wait_with_a_src_sem_view(case: ir.Case, k: int) -> bool:
     stmt = case.statements[k]
     return isinstance(stmt, DmaWait) and stmt.src_sem is not None and any(
         v.transforms for v in stmt.semaphores())
+
+
+def _on_a_semaphore_signalled_twice_by_one_copy(case: ir.Case, k: int) -> bool:
+    """A statement on a semaphore that a copy, started here or before, has
+    as both its ``sem`` and its ``src_sem`` (a local copy's write and read,
+    a remote copy's receive and send)."""
+    refs = {v.ref for v in ir.views(case.statements[k])}
+    return any(isinstance(s, DmaStart) and s.src_sem is not None and s.src_sem.ref == s.sem.ref
+               and s.sem.ref in refs for s in case.statements[:k + 1])
 
 
 def _copy_view_not_only_indexed(case: ir.Case, k: int) -> bool:
@@ -291,6 +301,32 @@ KNOWN_FINDINGS = (
                                 ir.View(1)), OUT_OF_BOUNDS),
               "; the HLO interpreter clamps the index (a load or store through the "
               "same view is refused)"),
+    KnownFinding(
+        "dma-start-discharge-loses-a-signal-to-one-semaphore",
+        "a copy whose sem and src_sem are the same semaphore "
+        "(make_async_copy(x, y, sem, src_sem=sem), or a remote copy with one "
+        "semaphore for send and receive) signals it once, not twice, when "
+        "discharged (pl.pallas_call(..., interpret=True)): "
+        "dma_start_discharge_rule (jax/_src/pallas/mosaic/primitives.py) "
+        "computes the new dst_sem and the new src_sem each from the semaphore's "
+        "old value and returns both, so the second overwrites the first; "
+        "copy.wait() then takes both counts and leaves it at -n, not 0. "
+        "Compiled for a TPU v5e (JAX 0.10.2, whose local copies take no "
+        "src_sem), a remote copy to the device itself with one semaphore for "
+        "both leaves 0 after wait_send and wait_recv, and with wait_recv alone "
+        "halts the core at exit (a count is left): the hardware counts both "
+        "signals",
+        symptoms=(("model-vs-path", r"^(read \d+( at [\w ]+ \d+)?|final r\d+\[[\d, ]*\]) is "
+                                    r"-?\d+, expected -?\d+$"),
+                  ("model-vs-path", r"^count left at kernel exit is ")),
+        trigger=_on_a_semaphore_signalled_twice_by_one_copy,
+        about=("dma", "semaphore"),   # a read or wait of that semaphore sees it
+        # (a local copy's src_sem is public from 0.12.0; a remote copy's send
+        # semaphore long before)
+        example=ir.Case((_DATA, _DATA, ir.Ref("dma", ())), (
+            *_copied(ir.View(0), ir.View(1), ir.View(2), ir.View(2)), Read(ir.View(2))),
+            paths=("pallas_call",)),
+        severity=WRONG_VALUE),
     KnownFinding(
         "tpu-interpret-ignores-dma-add",
         "the TPU interpreter runs a copy with add=True as a plain copy "
