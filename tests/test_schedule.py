@@ -4,9 +4,9 @@ rate otherwise; the cheap ones always; each cost read from its own module."""
 import pytest
 
 from fuzz import ir, oracles, paths
-from fuzz.campaign import schedule
+from fuzz.campaign import property, schedule
 from fuzz.ops.ref import Swap
-from fuzz.ops.ref.common import Scalar
+from fuzz.ops.ref.common import Iota, Scalar
 from fuzz.ops.semaphore import Signal
 
 STORE = ir.Case((ir.Ref("int32", (2,)),), (Swap(ir.View(0), Scalar(1)),))
@@ -93,3 +93,16 @@ def test_the_pairs_schedule_runs_a_costly_unit_on_a_pair_of_features_it_has_not_
         for case in (STORE, SIGNAL):
             s.ran(case, s.plan(case))
         assert all(not p.skipped for p in [s.plan(both) for _ in range(50)]) == new, mode
+
+
+def test_a_plan_that_skips_the_only_named_oracle_compares_nothing():
+    """With ``--oracles vmap-stack``, a case the schedule gives no
+    vmap-stack has no oracle to compare: an empty plan is not 'all' (it
+    was, and ran every costly oracle on such cases unreported)."""
+    s = schedule.Scheduler(seed=0, only_oracles=("vmap-stack",))
+    s.ran(STORE, s.plan(STORE))
+    plan = next(p for p in (s.plan(STORE) for _ in range(50)) if not p.oracles)
+    stats = property.Stats()
+    valid = ir.Case(STORE.refs, (Swap(ir.View(0), Iota("int32", (2,), 1)),), ("eager",))
+    property.check_property(valid, stats, on_paths=plan.paths, only_oracles=plan.oracles)
+    assert stats.cases["eager"] == 1 and not any(stats.compared.values()), stats.compared

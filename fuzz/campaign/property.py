@@ -68,8 +68,9 @@ def check_property(case, stats: Stats = SESSION, include_known=False, *,
     triggered it (`known_findings.unmasked`); with ``project``, a case a
     path refused runs there as it can (`fuzz.paths.projected`); the first
     unknown failure of either is raised."""
+    # (an empty ``only_oracles`` is a plan that skipped every named one: none)
     report = oracles.check(case, on_paths=on_paths,
-                           oracles=only_oracles or oracles.ORACLE_NAMES,
+                           oracles=oracles.ORACLE_NAMES if only_oracles is None else only_oracles,
                            unsupported_are_findings=unsupported_are_findings)
     stats.undefined += bool(report.undefined)
     if report.verdict:
