@@ -41,9 +41,7 @@ class UnexpectedError(OracleFailure):
     oracle = "valid-runs"
     symptom, stage, error_is_the_symptom = "exception", None, True
     RANK = 1.4
-    summary = ("a valid kernel (every index in bounds, every semaphore view `()`-shaped, "
-               "every stored value of the view's shape and the ref's dtype) "
-               "raised `{message}`")
+    summary = "a valid program raised `{message}`"
 
     def symptom_of(self) -> str:
         text = paths.first_line(self.error) if self.error is not None else ""

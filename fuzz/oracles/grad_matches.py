@@ -81,6 +81,8 @@ def _close(a, b) -> bool:
 class GradMismatch(OracleFailure):
     """Derivatives through refs disagree with finite differences (or raise)."""
     oracle = "grad-matches"
+    summary = ("JAX's derivatives of the program through its refs disagree with the "
+               "program's own (finite differences, or jax.jvp against jax.vjp): {message}")
     under_jit = True
     RANK, COST = 3.3, 8   # jvp, linearize, vjp and check_grads' runs
     RULES = "differentiation"

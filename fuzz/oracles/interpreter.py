@@ -18,6 +18,8 @@ class InterpretOptionsMismatch(OracleFailure):
     """The TPU interpreter gives a race-free program another meaning under
     other ``InterpretParams`` (DMA execution mode, uninitialized memory)."""
     oracle = "interpret-options"
+    summary = ("the TPU interpreter gives a race-free program another result under other "
+               "`InterpretParams` (DMA execution mode, uninitialized memory): {message}")
     wrong_value = True
     RANK, COST = 2.3, 0
 
@@ -49,6 +51,7 @@ class RaceDetectionMismatch(OracleFailure):
     a race in a race-free program, or misses one between the kernel and a
     copy in flight."""
     oracle = "race-detection"
+    summary = "the TPU interpreter's race detector (`detect_races=True`) is wrong: {message}"
     RANK, COST = 2.1, 0
 
     @classmethod
@@ -81,6 +84,8 @@ class LeftoverMissed(OracleFailure):
     non-zero) runs with no word of the count left over, which JAX documents
     as a crash on hardware."""
     oracle = "left-over-counts"
+    summary = ("a kernel that ends with a copy never waited on runs with no word of the "
+               "count left over: {message}")
     RANK, COST = 2.4, 0
 
     @classmethod

@@ -44,6 +44,7 @@ def _semaphore_effect_filtered():
 class JitMismatch(OracleFailure):
     """A path under jax.jit differs from the same path run eagerly."""
     oracle = "jit-eager"
+    summary = "`jax.jit` of the program gives another result than running it eagerly: {message}"
     wrong_value = under_jit = True
     RANK, COST = 3.0, 1
     RULES = "jit"

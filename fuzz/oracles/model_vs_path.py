@@ -19,6 +19,8 @@ def _shape(case, observed: str, writer, want, got) -> str:
 class ModelMismatch(OracleFailure):
     """A path computed other reads or counts than the reference model."""
     oracle = "model-vs-path"
+    summary = ("the program computed another value than its statements define (each "
+               "read, store and count as JAX documents it): {message}")
     wrong_value = True
     RANK, COST = 2.0, 0
 

@@ -11,6 +11,7 @@ from fuzz.oracles.base import OracleFailure, chained, comparable, groups, leftov
 class PathMismatch(OracleFailure):
     """Two paths disagree on the same case."""
     oracle = "path-vs-path"
+    summary = "two ways of running the same program give different results: {message}"
     wrong_value = True
     RANK, COST = 2.2, 0
 

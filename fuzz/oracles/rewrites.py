@@ -66,6 +66,8 @@ class _Rewrite(OracleFailure):
 class ChainMismatch(_Rewrite):
     """A program differs from itself with every view re-expressed as one index."""
     oracle = "chain-equivalence"
+    summary = ("the program gives another result with each chained view (x.at[a].at[b]) "
+               "written as the one index it names: {message}")
     RANK = 3.1
     NAME, WHEN = "re-indexed", "when every view is one static index"
     rewrite = staticmethod(elements.canonical)
@@ -84,6 +86,7 @@ class ChainMismatch(_Rewrite):
 class UnrolledMismatch(_Rewrite):
     """A program with loops or conds differs from itself unrolled."""
     oracle = "control-unrolled"
+    summary = "the program gives another result with its loops and conds unrolled: {message}"
     RANK = 3.2
     NAME, WHEN = "unrolled", "when every loop and cond is unrolled"
     rewrite = staticmethod(model.unrolled)

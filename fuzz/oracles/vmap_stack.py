@@ -86,6 +86,8 @@ class VmapMismatch(OracleFailure):
     """vmap of a program (pallas_call, the eager new_ref program) differs from
     its calls one by one."""
     oracle = "vmap-stack"
+    summary = ("`jax.vmap` of the program differs from calling it on each element and "
+               "stacking the results: {message}")
     # The calls one by one under jax.jit share one compile (eagerly, each
     # call cost as much), then the batched call: 0.59 of the time the eager
     # calls took (docs/measurements.md, "vmap-stack under jit"), so 5 -> 3.

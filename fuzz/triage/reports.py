@@ -219,8 +219,13 @@ def _without_asides(text: str) -> str:
 def markdown(finding) -> str:
     repro = finding.reproducer or {}
     verified = repro.get("status")
+    # (the fuzzer's own bookkeeping stays out of the text a maintainer reads)
     lines = [f"# {title(finding)}", "",
-             f"<!-- discharge-fuzz finding {finding.id}; signature: {finding.signature} -->", "",
+             f"<!-- discharge-fuzz finding {finding.id}; signature: {finding.signature}; "
+             f"symptom: {finding.symptom}; stage: {finding.stage}; paths: "
+             f"{', '.join(finding.paths)}; seen {finding.hits} time(s), first "
+             f"{finding.first_seen}, last {finding.last_seen}; status: {finding.status}"
+             + "".join(f"; looks like {r}" for r in finding.related) + " -->", "",
              f"**Severity:** {severity(finding.to_record())}.", "",
              *_blamed_line(finding.to_record())]
     if finding.case is not None and repro.get("path"):
@@ -257,13 +262,7 @@ def markdown(finding) -> str:
         lines += [f"| {i['id']} | {_oracle(i)} | {', '.join(i['paths'])} | {i['hits']} | "
                   f"{i['last_seen'][:10]} |" for i in finding.instances]
         lines.append("")
-    if finding.related:
-        lines += ["Looks like (same oracle, primitive and exception, another signature): "
-                  + ", ".join(f"[{r}]({r}.md)" for r in finding.related), ""]
-    lines += [f"Symptom: {finding.symptom}; stage: {finding.stage}; paths: "
-              f"{', '.join(finding.paths)}; seen {finding.hits} time(s), first "
-              f"{finding.first_seen}, last {finding.last_seen}; status: {finding.status}.", "",
-              "### System info (python version, jaxlib version, accelerator, etc.)", "",
+    lines += ["### System info (python version, jaxlib version, accelerator, etc.)", "",
               # (where it was seen; a record filed before that was kept: this machine)
               "```", finding.versions.get("environment") or findings.environment(), "```", ""]
     return "\n".join(lines)
