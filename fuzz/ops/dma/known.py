@@ -305,8 +305,8 @@ KNOWN_FINDINGS = (
         "dma-start-discharge-loses-a-signal-to-one-semaphore",
         "a copy whose sem and src_sem are the same semaphore "
         "(make_async_copy(x, y, sem, src_sem=sem), or a remote copy with one "
-        "semaphore for send and receive) signals it once, not twice, when "
-        "discharged (pl.pallas_call(..., interpret=True)): "
+        "semaphore for send and receive) counts one of its two completions on "
+        "it, not both, when discharged (pl.pallas_call(..., interpret=True)): "
         "dma_start_discharge_rule (jax/_src/pallas/mosaic/primitives.py) "
         "computes the new dst_sem and the new src_sem each from the semaphore's "
         "old value and returns both, so the second overwrites the first; "
