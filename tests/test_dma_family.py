@@ -15,6 +15,7 @@ from fuzz.ops.ref import Get, Swap
 from fuzz.ops.ref.common import Iota
 from fuzz.ops.semaphore import Read
 from fuzz.oracles import interpreter, model_vs_path
+from fuzz.suppressions import seen_on
 from hunting import as_on_newest, hunt, lacked_here, premise
 from strategies.programs import programs
 from strategies.semaphores import semaphore_shapes
@@ -202,3 +203,20 @@ def test_left_over_counts_catch_an_interpreter_silent_at_exit(plant):
     f = hunt(interpreter.LeftoverMissed, ("left-over-counts",),
              _mutated(_interpreted("tpu_interpret_eager"), "drop_wait"), statements=1, refs=3)
     assert [type(s) for s in f.case.body] == [DmaStart], f.case
+
+
+def test_a_copy_through_a_negative_static_index_is_refused_as_the_table_lists():
+    """From 0.12.1 the TPU interpreter refuses a negative static index as out
+    of bounds (TPU does not normalize one); through a copy's view it raises
+    IndexError, not a load's ValueError (a main job filed it as new,
+    valid-runs-any-5bdb8eea, through r0.at[:, :, -1].at[:, 0])."""
+    entry = "tpu-interpret-negative-static-index-out-of-bounds"
+    at = (ir.At((ir.Slice(), ir.Slice(), ir.Int(-1))), ir.At((ir.Slice(), ir.Int(0))))
+    case = ir.Case((ir.Ref("int32", (1, 2, 3)), ir.Ref("int32", (1,)), ir.Ref("dma", ())), (
+        DmaStart(ir.View(0, at), ir.View(1), ir.View(2)),
+        DmaWait(ir.View(0, at), ir.View(1), ir.View(2))), ("tpu_interpret",))
+    report = oracles.check(case)
+    lacked_here(report)
+    assert not report.failures, report.failures
+    refused = [e.id for _, e, _ in report.unsupported]
+    assert refused == ([entry] if seen_on.applies("unsupported", entry) else []), refused

@@ -162,9 +162,11 @@ TABLE: tuple[Unsupported, ...] = (
     # inference: "Check failed: offsets_[1].value_or(0) >= 0").
     Unsupported(
         "tpu-interpret-negative-static-index-out-of-bounds", "tpu_interpret",
-        r"CpuCallback error calling callback: ValueError: Out-of-bounds (masked )?(swap|read|write|load|store) of",
-        "the TPU interpreter refuses a load or store with a negative static index "
-        "(x[:, -1] = v) as out of bounds: TPU does not normalize a negative index",
+        # (a copy's read or write: IndexError)
+        r"CpuCallback error calling callback: (ValueError|IndexError): Out-of-bounds "
+        r"(masked )?(swap|read|write|load|store) of",
+        "the TPU interpreter refuses a load, store or copy with a negative static "
+        "index (x[:, -1] = v) as out of bounds: TPU does not normalize a negative index",
         ir.Case((ir.Ref("int32", (1, 2)),), (Swap(ir.View(0, (
             ir.At((ir.Slice(), ir.Int(-1))),)), Iota("int32", (1,))),), ("tpu_interpret",)),
         when=lambda case: any(negative_static_index(s) for s in case.statements)),

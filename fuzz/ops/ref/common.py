@@ -185,11 +185,11 @@ class RefOp(Op):
 
 
 def negative_static_index(stmt) -> bool:
-    """Whether ``stmt`` loads or stores a data ref through a negative static
-    index (``x[:, -1]``)."""
-    return stmt.family == "ref" and any(
-        isinstance(i, ir.Int) and not i.dynamic and i.value < 0
-        for t in stmt.view.transforms if isinstance(t, ir.At) for i in t.indices)
+    """Whether ``stmt`` reads or writes a ref through a view with a negative
+    static index (``x[:, -1]``, a copy from ``x.at[:, -1]``)."""
+    return any(isinstance(i, ir.Int) and not i.dynamic and i.value < 0
+               for v in ir.views(stmt) for t in v.transforms if isinstance(t, ir.At)
+               for i in t.indices)
 
 
 def written(memory, n: int, view: ir.View, new: np.ndarray) -> None:
