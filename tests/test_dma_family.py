@@ -220,3 +220,20 @@ def test_a_copy_through_a_negative_static_index_is_refused_as_the_table_lists():
     assert not report.failures, report.failures
     refused = [e.id for _, e, _ in report.unsupported]
     assert refused == ([entry] if seen_on.applies("unsupported", entry) else []), refused
+
+
+def test_a_debug_print_of_a_64_bit_ref_on_a_mesh_is_the_x64_context_bug():
+    """The TPU interpreter's callbacks on a 2-device mesh run where the
+    thread-local jax.enable_x64 does not reach: a remote copy of 64-bit data
+    fails so (the entry's example), and so does a jax.debug.print of a
+    float64 ref (a main job filed it as new, valid-runs-any-72007fcb); on
+    one device it runs."""
+    entry = "tpu-interpret-remote-copy-of-64-bit-data"
+    if not seen_on.applies("known", entry):
+        pytest.skip(f"{entry} is not live here")
+    f64 = ir.Ref("float64", (2,))
+    on_mesh = ir.Case((f64,), (ref.Inspect(ir.View(0), via="print"),), ("tpu_interpret",),
+                      x64=True, devices=2)
+    assert [(f.path, f.known) for f in oracles.check(on_mesh).failures] == [
+        ("tpu_interpret", entry)]
+    assert not oracles.check(dataclasses.replace(on_mesh, devices=None)).failures

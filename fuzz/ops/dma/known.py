@@ -11,6 +11,7 @@ from fuzz.ops.dma.mistakes import DTYPE, OUT_OF_BOUNDS, SEMAPHORE_KIND, SHAPE
 from fuzz.ops.dma.start import DmaStart
 from fuzz.ops.control.wrap import Wrap
 from fuzz.ops.dma.wait import DmaWait
+from fuzz.ops.ref.inspect import Inspect
 from fuzz.ops.semaphore.read import Read
 from fuzz.ops.semaphore.signal import Signal
 from fuzz.ops.semaphore.wait import Wait
@@ -30,6 +31,19 @@ def _on_a_semaphore_signalled_twice_by_one_copy(case: ir.Case, k: int) -> bool:
     refs = {v.ref for v in ir.views(case.statements[k])}
     return any(isinstance(s, DmaStart) and s.src_sem is not None and s.src_sem.ref == s.sem.ref
                and s.sem.ref in refs for s in case.statements[:k + 1])
+
+
+def _calling_back_with_64_bits_on_a_mesh(case: ir.Case, k: int) -> bool:
+    """On a mesh of more than one device, under x64: a remote copy of 64-bit
+    data (its start or wait: the README's main job met it on a wait alone,
+    beside a local start), or a debug callback or print of a 64-bit ref."""
+    stmt = case.statements[k]
+    if not case.x64 or (case.devices or 1) == 1:
+        return False
+    if isinstance(stmt, (DmaStart, DmaWait)):
+        return stmt.device_id is not None and ir.dtype_bits(ir.view_dtype(case, stmt.src)) == 64
+    return isinstance(stmt, Inspect) and any(
+        ir.dtype_bits(ir.view_dtype(case, v)) == 64 for v in stmt.views)
 
 
 def _copy_view_not_only_indexed(case: ir.Case, k: int) -> bool:
@@ -376,14 +390,14 @@ KNOWN_FINDINGS = (
         "global flag (jax.config.update('jax_enable_x64', True)) the same "
         "kernel runs; so do a local copy, a remote copy to the device itself, a "
         "32-bit one and the HLO interpreter (found by the 30-minute campaign "
-        "of stop 24, seed 11)",
+        "of stop 24, seed 11). A jax.debug.print or jax.debug.callback of a "
+        "float64 ref in a kernel on a mesh of 2 devices fails the same way "
+        "('Expected: float64, Actual: float32'; on one device, or with the "
+        "global flag, it runs)",
         symptoms=(("valid-runs", r"Incorrect output dtype for return value #\d+: Expected: "
                                  r"(int64|float64|uint64), Actual: (int32|float32|uint32)"),),
-        # (a remote copy's start or wait: the README's main job met it on a
-        # wait alone, beside a local start)
-        trigger=lambda case, k: isinstance(case.statements[k], (DmaStart, DmaWait)) and (
-            case.statements[k].device_id is not None and (case.devices or 1) > 1
-            and ir.dtype_bits(ir.view_dtype(case, case.statements[k].src)) == 64),
+        trigger=_calling_back_with_64_bits_on_a_mesh,
+        about=("dma", "ref"),   # a debug callback is a ref statement
         example=ir.Case((ir.Ref("int64", (2,)), ir.Ref("int64", (2,)), ir.Ref("dma", ()),
                          ir.Ref("dma", ()), ir.Ref("barrier", (), memory_space=ir.COLLECTIVE)), (
             Signal(ir.View(4), ir.Int(1), device_id=ir.MeshIndex(-1)), Wait(ir.View(4), ir.Int(1)),
