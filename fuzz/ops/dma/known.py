@@ -324,12 +324,18 @@ KNOWN_FINDINGS = (
         "dma_start_discharge_rule (jax/_src/pallas/mosaic/primitives.py) "
         "computes the new dst_sem and the new src_sem each from the semaphore's "
         "old value and returns both, so the second overwrites the first; "
-        "copy.wait() then takes both counts and leaves it at -n, not 0. "
-        "Compiled for a TPU v5e (JAX 0.10.2, whose local copies take no "
-        "src_sem), a remote copy to the device itself with one semaphore for "
-        "both leaves 0 after wait_send and wait_recv, and with wait_recv alone "
-        "halts the core at exit (a count is left): the hardware counts both "
-        "signals",
+        "copy.wait() then takes both counts and leaves it at -n, not 0. The "
+        "remote form, make_async_remote_copy(x, y, sem, sem, device_id=(me,)) "
+        "with wait_send() and wait_recv() under shard_map, ends at -n the same "
+        "way. The TPU interpreter (interpret=pltpu.InterpretParams()) counts "
+        "both signals: start(); wait() completes and a third wait hangs. Mosaic "
+        "lowers a local src_sem only for SparseCore push streams, so on a "
+        "TensorCore the remote form is the one that compiles: on a TPU v5e "
+        "(JAX 0.10.2) a remote copy to the device itself with one semaphore for "
+        "send and receive left 0 after wait_send() and wait_recv(), and halted "
+        "the core at exit after wait_recv() alone. Two views of one semaphore "
+        "array (sem.at[0], src_sem=sem.at[1]) would lose an update the same "
+        "way, but dma-wait-src-sem-view-operand-count fails such a wait first",
         symptoms=(("model-vs-path", r"^(read \d+( at [\w ]+ \d+)?|final r\d+\[[\d, ]*\]) is "
                                     r"-?\d+, expected -?\d+$"),
                   ("model-vs-path", r"^count left at kernel exit is ")),
