@@ -57,7 +57,7 @@
     python -m fuzz.bench_campaign blocked CASES [SEEDS] [--strategies S1,S2] [--only BUG1,BUG2]
                         why a slow bug is slow: for each bug living on the
                         running JAX (or those named), of CASES cases drawn of
-                        the strategies (default valid,refs,invalid) per seed
+                        the strategies (default: a campaign's) per seed
                         (default 2), those with its trigger (at most 12 a bug)
                         run through every path and oracle, as a campaign with
                         --unmask: how many exposed it, and what stopped each
@@ -94,7 +94,7 @@ from hypothesis import HealthCheck, Phase, given, seed as hseed, settings, strat
 
 from fuzz import oracles, rediscovery
 from fuzz.measurements import ROOT, recording, take_flag
-from fuzz.campaign import workers
+from fuzz.campaign import DEFAULT_STRATEGIES, workers
 from fuzz.campaign.property import STRATEGY_MAKERS, reruns
 from fuzz.campaign.supervisor import Campaign, CampaignConfig
 from fuzz.suppressions import known_findings
@@ -645,7 +645,7 @@ def main(argv=None):
                 raise SystemExit("error: usage: blocked CASES [SEEDS] [--strategies S1,S2] "
                                  "[--only BUG1,BUG2]")
             return blocked(int(rest[1]), int(rest[2]) if len(rest) > 2 else 2,
-                           flags.get("strategies", ("valid", "refs", "invalid")), flags.get("only"))
+                           flags.get("strategies", DEFAULT_STRATEGIES), flags.get("only"))
         if which == "orphans":
             return orphans(int(argv[1]) if len(argv) > 1 else 10)
         if which == "rediscover" or which in LEVERS:
