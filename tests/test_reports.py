@@ -256,7 +256,10 @@ def test_every_report_has_a_short_public_snippet_that_shows_its_bug_alone(findin
         assert len(sides) == 2 and sides[0] != sides[1], ran.stdout
     elif case.valid:   # it prints what a correct JAX does not
         values = render.model_values(case, repro["path"])
-        assert values is None or ran.stdout.strip() != " ".join(str(v) for v in values), text
+        assert values is None or ran.stdout.strip() != str(list(values)), text
+        # ...and what its comment says it prints (a maintainer compares the two)
+        if said := re.search(r"# Bug: prints (.*?); expected", text):
+            assert ran.stdout.strip().splitlines()[-1][:140] == said[1][:140], text + ran.stdout
     # (an invalid case's bug is that it runs: it should have raised)
 
 

@@ -66,7 +66,7 @@ def snippet(case: ir.Case, path: str, *, jit: bool = False, said: str = "",
             f, args = _split(m.group(2))   # ``return f, (args...)``: f(args...) inline
             body = "".join(line[4:] + "\n" for line in m.group(1).splitlines())
             text = text.replace(m.group(0), body).replace(
-                run, f"print(*[x.tolist() for x in {call.format(f=f, args=args)}])")
+                run, f"print([x.tolist() for x in {call.format(f=f, args=args)}])")
     if "print(" not in text:
         text += "\nprint(run())\n"
     x64 = "X64 = True" in text
