@@ -97,4 +97,4 @@ def test_a_mesh_cases_snippet_runs_standalone(tmp_path):
     blocks = model.pattern(ir.Ref("int32", (case.devices, 2)), 0)
     # r0 as it was and r1 its sender's r0 (no ``out``: it reads no semaphore)
     assert ran.stdout.strip() == \
-        f"{blocks.tolist()} {np.roll(blocks, 1, axis=0).tolist()}", text + ran.stdout
+        str([blocks.tolist(), np.roll(blocks, 1, axis=0).tolist()]), text + ran.stdout
