@@ -237,3 +237,10 @@ def test_a_debug_print_of_a_64_bit_ref_on_a_mesh_is_the_x64_context_bug():
     assert [(f.path, f.known) for f in oracles.check(on_mesh).failures] == [
         ("tpu_interpret", entry)]
     assert not oracles.check(dataclasses.replace(on_mesh, devices=None)).failures
+    # ...and a local copy of 64-bit data there (valid-runs-any-d19a6da8; it
+    # ran at stop 24, fails on 0.12.1: either way it is this entry's)
+    i64 = ir.Ref("int64", (2,))
+    local = ir.Case((i64, i64, ir.Ref("dma", ())), (
+        DmaStart(ir.View(0), ir.View(1), ir.View(2)), DmaWait(ir.View(0), ir.View(1), ir.View(2))),
+        ("tpu_interpret",), x64=True, devices=2)
+    assert all(f.known == entry for f in oracles.check(local).failures)
