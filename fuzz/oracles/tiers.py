@@ -93,8 +93,9 @@ def _only(report: CaseReport, oracles) -> CaseReport:
     finding it is an instance of (fuzz/suppressions/known_findings.py), if any:
     matched among all of them, as a consequence needs its symptom's failure,
     which may be another oracle's."""
+    everything = report.failures
+    report.failures = [f for f in everything if f.oracle in oracles]
     for f in report.failures:
-        k = known_findings.match(f, report.failures)
+        k = known_findings.match(f, everything)
         f.known = k.id if k is not None else None
-    report.failures = [f for f in report.failures if f.oracle in oracles]
     return report
