@@ -9,7 +9,7 @@ import sys
 import jax
 import pytest
 
-from fuzz import cli, exits, oracles
+from fuzz import cli, exits, oracles, paths
 from fuzz.suppressions import known_findings, seen_on
 from fuzz.suppressions.known_findings import BY_ID
 from fuzz.triage import bisect, corpus, filing, findings, render, reports, reproducer, snippet
@@ -339,6 +339,28 @@ def test_a_title_says_the_bug_in_words_and_no_signature(tmp_path):
     title = reports.title(finding)
     assert finding.id.rsplit("-", 1)[1] not in title and "|" not in title
     assert title.startswith(f"An invalid `{finding.primitive}` is accepted without the error"), title
+
+
+def test_a_description_names_the_public_call_not_the_fuzzers_path(tmp_path):
+    finding = _file(tmp_path, "read-dtype-unchecked")
+    finding.paths = ("pallas_call", "tpu_interpret")
+    text = reports.summary(finding)
+    assert ("It shows in `pl.pallas_call(..., interpret=True)` and in `pl.pallas_call(..., "
+            "interpret=pltpu.InterpretParams())`, ") in text, text
+    assert "`pallas_call`" not in text and "path" not in text
+    assert all(paths.fact(p, "SHOWN") for p in paths.NAMES)
+
+
+def test_neighbouring_releases_with_one_verdict_and_reason_are_one_row():
+    tested = {r: {"verdict": "n/a", "detail": f"JAX {r} has no pltpu.foo"}
+              for r in ("0.6.2", "0.7.0", "0.10.0")}
+    tested |= {"0.11.0": {"verdict": "good", "detail": ""}, "0.12.0": {"verdict": "bad"},
+               "0.12.1": {"verdict": "bad"}, "0.9.0": {"verdict": "n/a", "detail": "it hung"}}
+    rows = reports.affected_section({"affected": {"summary": "bad on 0.12.0 to 0.12.1"},
+                                     "releases": tested})[6:-1]
+    assert rows == ["| 0.6.2 to 0.7.0 | n/a | JAX 0.6.2 to 0.7.0 has no pltpu.foo |",
+                    "| 0.9.0 | n/a | it hung |", "| 0.10.0 | n/a | JAX 0.10.0 has no pltpu.foo |",
+                    "| 0.11.0 | good |  |", "| 0.12.0 to 0.12.1 | bad |  |"]
 
 
 def test_the_index_ranks_by_severity_then_releases_then_hits(tmp_path):

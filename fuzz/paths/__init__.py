@@ -42,7 +42,10 @@ with `fact` (a flag a module leaves out is False) and `having`:
   ``INTERNAL``: it needs JAX internals (a reproducer's last resort);
   ``PLAIN``: its ``harness`` takes ``plain=True``: the program without the
   wrappers the path adds for the rules they reach (a reproducer tries it
-  first, and keeps it where the bug shows so too).
+  first, and keeps it where the bug shows so too);
+- ``SHOWN``: a report's words for the call that ran the program there
+  ("in `pl.pallas_call(..., interpret=True)`"), so a maintainer reads where
+  the bug shows, not the fuzzer's name for the path (every path has one).
 
 A path that refuses a case for some of its statements may name them one by
 one (``refused(case, stmt)``): `projected` then gives the case without them,

@@ -22,6 +22,8 @@ from jax._src.state import discharge as state_discharge
 from fuzz import blame, compat, emit, ir, paths
 
 NAME, COST, EVALUATES = "abstract", 1, False
+# A report's words for where the bug showed: the call that ran the program.
+SHOWN = "in `discharge_state` of the traced kernel (JAX internals)"
 CONTEXT = "traced"   # the kernel traced alone: no pallas_call, no refs as values
 SEMAPHORES = "either"   # a stand-in int16 ref or a real semaphore type
 INTERNAL = True      # only JAX internals discharge without evaluating

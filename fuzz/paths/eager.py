@@ -13,6 +13,8 @@ from fuzz import compat, emit, ir
 from fuzz.paths import jax_refs
 
 NAME, COST, EVALUATES = "eager", 2, True
+# A report's words for where the bug showed: the call that ran the program.
+SHOWN = "on `jax.new_ref` arrays outside `jax.jit` (each primitive run alone)"
 CONTEXT = "eager"   # refs as values, each primitive run alone
 VMAP = GRAD = True
 NEEDS = ("jax.new_ref", "jax.freeze")   # no jax.empty_ref eagerly

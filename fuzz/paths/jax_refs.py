@@ -10,6 +10,8 @@ from __future__ import annotations
 from fuzz import ir, paths
 
 NAME, COST, EVALUATES = "jax_refs", 2, True
+# A report's words for where the bug showed: the call that ran the program.
+SHOWN = "on `jax.new_ref` arrays under `jax.jit`"
 CONTEXT = "refs"   # refs as values under jax.jit, no Pallas kernel
 PUBLIC_RANK = 2   # jax.new_ref under jax.jit: top-level JAX API
 PLAIN = True   # `harness(case, plain=True)`: no wrapper of the path's own

@@ -11,6 +11,9 @@ from fuzz import ir
 from fuzz.paths import jax_refs
 
 NAME, COST, EVALUATES = "mesh_kernel", 3, True
+# A report's words for where the bug showed: the call that ran the program.
+SHOWN = ("in `pl.kernel(..., mesh=pltpu.TensorCoreMesh(...), interpret=True)` over "
+         "`jax.new_ref` arrays")
 CONTEXT = "pallas"   # pl.kernel runs the statements in a Pallas kernel
 NEEDS = (*jax_refs.NEEDS, "pl.kernel", "pltpu.TensorCoreMesh")
 

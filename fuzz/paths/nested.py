@@ -13,6 +13,8 @@ from fuzz import compat, ir, paths
 from fuzz.paths import jax_refs
 
 NAME, COST, EVALUATES = "nested", 3, True
+# A report's words for where the bug showed: the call that ran the program.
+SHOWN = "in a `pl.pallas_call(..., interpret=True)` kernel inside `pl.run_state` under `jax.jit`"
 CONTEXT = "pallas"   # the statements run in the pallas_call kernel
 NEEDS = ("jax.new_ref", "jax.freeze")
 

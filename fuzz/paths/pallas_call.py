@@ -23,6 +23,8 @@ from __future__ import annotations
 from fuzz import emit, ir, model, paths
 
 NAME, COST, EVALUATES = "pallas_call", 3, True
+# A report's words for where the bug showed: the call that ran the program.
+SHOWN = "in `pl.pallas_call(..., interpret=True)`"
 CONTEXT = "pallas"
 SEMAPHORES = "either"
 RERUN = VMAP = True

@@ -6,6 +6,8 @@ from __future__ import annotations
 from fuzz import ir, paths
 
 NAME, COST, EVALUATES = "run_state", 2, True
+# A report's words for where the bug showed: the call that ran the program.
+SHOWN = "in `pl.run_state`"
 CONTEXT = "refs"   # refs as values, no Pallas kernel around them
 SEMAPHORES = "stand-in"   # it takes arrays: an int16 one stands in for a semaphore
 RERUN = JIT = GRAD = True

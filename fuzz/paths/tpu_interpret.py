@@ -17,6 +17,8 @@ from fuzz import compat, ir, model, paths
 from fuzz.paths import pallas_call
 
 NAME, COST, EVALUATES = "tpu_interpret", 4, True
+# A report's words for where the bug showed: the call that ran the program.
+SHOWN = "in `pl.pallas_call(..., interpret=pltpu.InterpretParams())`"
 CONTEXT = "pallas"
 SEMAPHORES = "real"   # an int16 ref is only memory here
 BLOCKS_ON_WAIT = True   # a wait that never completes blocks it, as on hardware

@@ -20,6 +20,9 @@ from fuzz import compat, ir, paths
 from fuzz.paths import pallas_call, tpu_interpret
 
 NAME, COST, EVALUATES = "tpu_interpret_eager", 5, True
+# A report's words for where the bug showed: the call that ran the program.
+SHOWN = ("in `pl.pallas_call(..., "
+         'interpret=pltpu.InterpretParams(dma_execution_mode="eager", ...))`')
 CONTEXT = "pallas"
 SEMAPHORES = "real"
 BLOCKS_ON_WAIT = True

@@ -48,7 +48,8 @@ def records(reports_dir) -> list[dict]:
 def summary(finding) -> str:
     """One paragraph in plain words: the oracle's own (its class's
     ``summary``), with where and on what it shows."""
-    where = ", ".join(f"`{p}`" for p in finding.paths) or "?"
+    shown = [_shown(p) for p in sorted(finding.paths, key=lambda p: paths.fact(p, "INTERNAL"))]
+    where = (", ".join(shown[:-1]) + " and " if len(shown) > 1 else "") + (shown[-1] if shown else "?")
     versions = finding.versions
     case = finding.case
     wanted = (f"`{case.expect.type.replace('|', '` or `')}` matching `{case.expect.match}`"
@@ -57,8 +58,8 @@ def summary(finding) -> str:
         oracle=finding.oracle, primitive=finding.primitive, message=finding.message,
         wanted=wanted, error=finding.message.split("; expected")[0])
     text = (f"On JAX {versions.get('jax')} (jaxlib {versions.get('jaxlib')}, Python "
-            f"{versions.get('python')}), {what}. It shows on the {where} "
-            f"path{'s' if len(finding.paths) > 1 else ''} at the {finding.stage} stage.")
+            f"{versions.get('python')}), {what}. It shows {where}, "
+            f"{_WHEN.get(finding.stage, finding.stage)}.")
     if finding.known:
         k = known_findings.BY_ID.get(finding.known)
         if k is not None:
@@ -66,6 +67,15 @@ def summary(finding) -> str:
     notes = dict.fromkeys(s.report_note for s in _statements(finding) if s.report_note)
     return text + "".join(f"\n\nNote: {note}." for note in notes)
 
+
+def _shown(path: str | None) -> str:
+    """Where ``path`` runs a program, in the words of its public call."""
+    return paths.fact(path, "SHOWN") if path in paths.NAMES else f"on the `{path}` path"
+
+
+# When, in a finding's stage (`findings.stage_of`), the bug shows.
+_WHEN = {"trace": "while JAX traces the program", "discharge": "as JAX discharges its state",
+         "lowering": "while JAX lowers it", "execution": "when it runs"}
 
 _NOT_SUPPORTED = "an error that says what is not supported"
 
@@ -239,7 +249,7 @@ def markdown(finding) -> str:
     if repro.get("script"):
         present = ("it dies or hangs" if repro.get("fatal") else "exit 1")
         lines += [f"The verifying reproducer is attached: [`{finding.id}.py`]({finding.id}.py) "
-                  f"(on the `{repro.get('path')}` path; {present} while the bug is present, "
+                  f"(it runs the program {_shown(repro.get('path'))}; {present} while the bug is present, "
                   "exit 0 once it is fixed).", ""]
     if repro.get("output"):
         lines += [f"Its output (actual vs expected) on JAX {finding.versions.get('jax')}:", "",
@@ -287,11 +297,27 @@ def affected_section(bisected: dict) -> list[str]:
     lines = ["### Affected releases", "",
              f"{bisected['affected']['summary']} ({source}; *n/a*: the release cannot run "
              "it, never counted as good).", "", "| JAX | verdict | what happened |", "|---|---|---|"]
-    for release in releases.ordered(bisected["releases"]):
-        v = bisected["releases"][release]
-        detail = v.get("detail", "").replace("|", "\\|").replace("\n", " ")
-        lines.append(f"| {release} | {v['verdict']} | {detail} |")
+    for first, last, verdict, detail in _runs(bisected["releases"]):
+        span = first if first == last else f"{first} to {last}"
+        detail = detail.replace("{release}", span).replace("|", "\\|").replace("\n", " ")
+        lines.append(f"| {span} | {verdict} | {detail} |")
     return lines + [""]
+
+
+def _runs(tested: dict) -> list[tuple[str, str, str, str]]:
+    """``tested``'s releases, oldest first, as runs of neighbours with the
+    same verdict and the same detail but for the release's own number
+    (first, last, verdict, detail with ``{release}`` for it): eighteen
+    releases that lack an API are one row, not eighteen."""
+    runs = []
+    for release in releases.ordered(tested):
+        v = tested[release]
+        detail = v.get("detail", "").replace(f"JAX {release} ", "JAX {release} ")
+        if runs and runs[-1][2:] == (v["verdict"], detail):
+            runs[-1] = (runs[-1][0], release, *runs[-1][2:])
+        else:
+            runs.append((release, release, v["verdict"], detail))
+    return runs
 
 
 def verdict_here(record: dict) -> str | None:
