@@ -369,7 +369,9 @@ def plain_programs(draw, **options):
     drawn so, they keep their size, and with it the nestings of control
     flow and wrappers where the transforms' rules go wrong: 7 times as
     many of the slowest eager-path bugs' triggers or more (docs/measurements.md,
-    "Plain JAX programs"). Not drawn by default: at ten minutes they tied.
+    "Plain JAX programs"). Half the ref draws of the default campaign
+    (``fuzz.campaign.DEFAULT_STRATEGIES``; docs/measurements.md, "Plain
+    programs for half the ref draws").
 
     >>> plain_programs().example().refs
     (Ref(kind='float32', shape=(2,), scoped=False, memory_space=None, aliased=False),)
