@@ -476,7 +476,7 @@ def reach(n, seeds=3, which="swarm"):
             for name, _ in arms}}))
 
 
-def blocked(n, seeds=2, strategy_names=("valid", "refs", "invalid"), only=None, per_bug=12):
+def blocked(n, seeds=2, strategy_names=DEFAULT_STRATEGIES, only=None, per_bug=12):
     """Per live bug (or those of ``only``), its triggered cases among ``n``
     drawn of ``strategy_names`` (each seed's), at most ``per_bug`` of them
     run through every path and oracle, unmasked once as a campaign does:
