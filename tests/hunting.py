@@ -191,3 +191,16 @@ def plant_get_jvp_doubling_its_tangent_eagerly(plant):
         out, tangent = real(primals, tangents, **params)
         return out, tangent if isinstance(primals[0], jax.core.Tracer) else 2 * tangent
     plant(ad.primitive_jvps, get_p, doubled)
+
+
+def plant_copies_adding_one(plant):
+    """The TPU interpreter's copies deliver what they read plus one."""
+    # (here, not at import: a release without this module skips the test)
+    from jax._src.pallas.mosaic.interpret import interpret_pallas_call as interpreter
+    real = interpreter.DMA.execute_read
+
+    def wrong(self):
+        real(self)
+        if self.data is not None:
+            self.data = (self.data + 1).astype(self.data.dtype)
+    plant(interpreter.DMA, "execute_read", wrong)

@@ -13,7 +13,8 @@ from fuzz.ops.semaphore import Signal, Wait
 from fuzz.oracles import grad_matches, model_vs_path
 from fuzz.paths import tpu_interpret
 from fuzz.triage import findings, minimize
-from hunting import needs_eager_at, plant_get_jvp_doubling_its_tangent_eagerly, premise
+from hunting import (needs_eager_at, plant_copies_adding_one,
+                     plant_get_jvp_doubling_its_tangent_eagerly, premise)
 
 F32, SEM = ir.Ref("float32", (2,)), ir.Ref("regular", ())
 AT = [ir.View(1, (ir.At((ir.Int(k),)),)) for k in range(2)]
@@ -119,26 +120,13 @@ def test_a_stand_in_of_two_uses_is_dropped_with_its_statements():
     assert tpu_interpret.restated(read).refs[:2] == (I16, ir.Ref("dma", ()))
 
 
-def _plant_copies_adding_one(plant):
-    """The TPU interpreter's copies deliver what they read plus one."""
-    # (here, not at import: a release without this module skips the test)
-    from jax._src.pallas.mosaic.interpret import interpret_pallas_call as interpreter
-    real = interpreter.DMA.execute_read
-
-    def wrong(self):
-        real(self)
-        if self.data is not None:
-            self.data = (self.data + 1).astype(self.data.dtype)
-    plant(interpreter.DMA, "execute_read", wrong)
-
-
 @premise(compat.probe("jax._src.pallas.mosaic.interpret.interpret_pallas_call"),
          "the TPU interpreter's copies live elsewhere")
 def test_a_copy_bug_of_the_tpu_interpreter_is_caught_in_a_case_with_stand_ins(plant):
     """A copy planted wrong in the TPU interpreter: the case as drawn never
     reaches it (its semaphores are int16 stand-ins); as restated it does, and
     the failure shrinks to the copy on its DMA semaphore."""
-    _plant_copies_adding_one(plant)
+    plant_copies_adding_one(plant)
     caught, small = _caught_only_projected(STOOD_IN, "tpu_interpret", "model-vs-path",
                                            model_vs_path.ModelMismatch)
     # (its one rerun ran on both of the interpreter's option sets; either fails)

@@ -17,6 +17,7 @@ from fuzz import compat, ir, oracles, paths
 from fuzz.suppressions import known_findings, seen_on, unsupported
 from fuzz.campaign.property import Stats, check_property, filed_signatures
 from fuzz.ops.control import Wrap
+from fuzz.ops.dma import DmaStart, DmaWait
 from fuzz.ops.ref import AddUpdate, Get, Swap
 from fuzz.ops.ref.masked_store import MaskedStore
 from fuzz.ops.ref.common import Fill, Iota
@@ -25,7 +26,7 @@ from fuzz.oracles import errors, jit_eager, model_vs_path
 from fuzz.triage import corpus, filing, findings, reports
 from jax._src.pallas import primitives as pallas_primitives
 from jax._src.state import primitives as state_primitives
-from hunting import needs_eager_at, premise
+from hunting import needs_eager_at, plant_copies_adding_one, premise
 
 signal_p, wait_p, _ = compat.SEMAPHORE_PRIMITIVES
 CORPUS = os.path.join(os.path.dirname(__file__), os.pardir, "corpus")
@@ -536,6 +537,29 @@ def test_unmasking_runs_a_case_again_without_a_transposed_view_a_path_refused(pl
     failure = raised.value
     assert failure.oracle == "model-vs-path" and failure.known is None
     assert ir.primitive(failure.case.statements[failure.statement]) == "swap"
+    assert behind.unmasked == 1
+
+
+@premise(seen_on.applies("unsupported", "tpu-interpret-semaphore-read"),
+         "the TPU interpreter reads semaphores here")
+def test_unmasking_runs_a_case_again_on_the_tpu_interpreter_without_its_reads(plant):
+    """A copy planted wrong in the TPU interpreter, in a case that reads
+    its DMA semaphore's count, which the interpreter refuses whole
+    (unsupported): unseen, unless the case runs again there without the
+    read (``unmask``), where the planted copy is reported."""
+    plant_copies_adding_one(plant)
+    copy = dict(src=ir.View(1), dst=ir.View(2), sem=ir.View(0))
+    case = ir.Case((ir.Ref("dma", ()), ir.Ref("int32", (2,)), ir.Ref("int32", (2,))), (
+        DmaStart(**copy), DmaWait(**copy), Read(ir.View(0))), ("tpu_interpret",))
+    masked = Stats()
+    check_property(case, masked)
+    assert masked.unsupported == {"tpu-interpret-semaphore-read": 1}
+    behind = Stats()
+    with pytest.raises(oracles.OracleFailure) as raised:
+        check_property(case, behind, unmask=True)
+    failure = raised.value
+    assert failure.oracle == "model-vs-path" and failure.known is None
+    assert [s.primitive for s in failure.case.statements] == ["dma_start", "dma_wait"]
     assert behind.unmasked == 1
 
 
