@@ -178,6 +178,25 @@ def test_an_addupdate_after_a_reshaped_store_is_its_consequence(plant):
     _planted_get_first_is_reported(STORE_THEN_ADD, plant)
 
 
+# A read through a view indexed twice, stored back: reverse-mode AD
+# transposes the get into an addupdate through the same view, which
+# _addupdate_discharge refuses (the README's main job filed it as new).
+READ_THROUGH_TWO_INDEXERS = ir.Case((ir.Ref("float32", (2, 2)),), (
+    Get(ir.View(0, (ir.At((ir.Slice(), ir.Int(0))), ir.At((ir.Slice(),))))),
+    Swap(ir.View(0, (ir.At((ir.Slice(), ir.Int(1))),)), ir.Result(0))), ("eager",))
+
+
+def test_grad_of_a_read_through_two_indexers_is_the_addupdate_finding(plant):
+    """The grad face of addupdate-through-two-indexers is that finding; a
+    planted get error beside it is still new."""
+    k = known_findings.BY_ID["addupdate-through-two-indexers"]
+    if not seen_on.applies("known", k.id):
+        pytest.skip(f"JAX {jax.__version__}: {k.id} is not live here")
+    failures = oracles.check(READ_THROUGH_TWO_INDEXERS, oracles=("grad-matches",)).failures
+    assert [(f.oracle, f.known) for f in failures] == [("grad-matches", k.id)], failures
+    _planted_get_first_is_reported(READ_THROUGH_TWO_INDEXERS, plant)
+
+
 def test_a_consequence_is_matched_when_its_symptom_is_not_reported():
     """With only valid-runs reported (``--oracles``), the add's error is
     still the store's consequence: its symptom, an aval-preserved failure,

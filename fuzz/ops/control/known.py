@@ -221,9 +221,12 @@ def _adds_to_its_block_through_an_indexer(pipe) -> bool:
 
 
 def _adds_through_two_indexers(case, k) -> bool:
-    """An addupdate through a view of two indexers or more."""
+    """An addupdate through a view of two indexers or more, or a get of a
+    float ref through one (reverse-mode AD transposes the get into an
+    addupdate through the same view)."""
     stmt = case.statements[k]
-    return isinstance(stmt, AddUpdate) and sum(isinstance(t, ir.At) for t in stmt.view.named) >= 2
+    return (isinstance(stmt, AddUpdate) or isinstance(stmt, Get) and "float" in case.refs[
+        stmt.view.ref].kind) and sum(isinstance(t, ir.At) for t in stmt.view.named) >= 2
 
 
 def _row_store(ref: ir.Ref, *, at=0) -> Swap:
@@ -491,9 +494,13 @@ KNOWN_FINDINGS: tuple[KnownFinding, ...] = (
         "supported for `addupdate`'), where a get or a swap through the same "
         "view runs and r.at[1:3][0] += v works. A block an inlined "
         "pltpu.emit_pipeline gives its body is such a view (its buffer slot is "
-        "an indexer of its own), so an addupdate through an index of it fails so too",
+        "an indexer of its own), so an addupdate through an index of it fails so too; "
+        "and so does jax.grad of a read through such a view under jax.jit (the "
+        "transpose of the get is an addupdate through the same view)",
         symptoms=(("valid-runs", r"NotImplementedError: Multiple indexers are not supported "
                                  r"for `addupdate`"),
+                  ("grad-matches", r"^rev derivatives of .*: NotImplementedError: Multiple "
+                                   r"indexers are not supported for `addupdate`"),
                   # ...and in invalid programs, before their own mistake is reached.
                   ("invalid-rejected", r"^NotImplementedError: Multiple indexers are not "
                                        r"supported for `addupdate`")),
