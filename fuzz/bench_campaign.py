@@ -387,6 +387,11 @@ LEVERS = {
                ("copies", {"strategies": ["valid", "refs", "copies", "invalid"]}),
                ("seventh", {"strategies": ["valid", "valid", "refs", "refs", "copies",
                                            "invalid", "invalid"]})],
+    # copy programs for a seventh of the draws, beside plain programs (stop 60)
+    "copies-beside-plain": [("before", {"strategies": ["valid", "valid", "refs", "plain", "invalid",
+                                                        "invalid"]}),
+                            ("seventh", {"strategies": ["valid", "valid", "refs", "plain", "copies",
+                                                        "invalid", "invalid"]})],
     # the defaults before ten-minute campaigns chose them against today's
     # (valid,refs,invalid with --schedule cost)
     "defaults": [("before", {"strategies": ["valid", "invalid"], "schedule": "all"}),

@@ -8,9 +8,10 @@ STRATEGIES = ("valid", "invalid", "swarm", "refs", "plain", "copies")
 # What a campaign draws unless told (docs/measurements.md, "Ten minutes":
 # with refs, 53 of 74 live bugs in 10 minutes against 47 without; "Plain
 # programs for half the ref draws (stop 58)": 51 of 58 root causes against
-# 48 with plain left out). A name twice is drawn twice as often: a third
-# valid, a sixth refs, a sixth plain, a third invalid.
-DEFAULT_STRATEGIES = ("valid", "valid", "refs", "plain", "invalid", "invalid")
+# 48 with plain left out; "Copy programs for a seventh of the draws (stop
+# 60)": 50 of 58 against 46). A name twice is drawn twice as often: two
+# sevenths valid, a seventh each refs, plain and copies, two sevenths invalid.
+DEFAULT_STRATEGIES = ("valid", "valid", "refs", "plain", "copies", "invalid", "invalid")
 
 # How a worker spends the costly paths and oracles (`schedule`): on every
 # case, or by cost and what each has not yet run on.
