@@ -21,13 +21,14 @@
                         releases it lives on; a miss counts as BUDGET) and how
                         many exposed it; with --keep, the corpus files of its new
                         findings go to DIR/<release>-seed<seed>/ (per setting of a lever)
-    python -m fuzz.bench_campaign swarm|refs|plain|copies|schedule|mode|filing|unmask|project|defaults BUDGET SEEDS [--releases R1,...]
+    python -m fuzz.bench_campaign swarm|refs|plain|copies|copies-beside-plain|schedule|mode|filing|unmask|project|defaults BUDGET SEEDS [--releases R1,...]
                         one lever, side by side: rediscover with each of its
                         settings (`LEVERS`: swarm,invalid and valid,swarm,invalid
                         against the default strategies; valid,refs,invalid
                         against them; plain programs as a quarter of the draws
                         and as half the ref programs against none; copy programs
-                        as a quarter and a seventh of the draws against none; --schedule
+                        as a quarter and a seventh of the draws against none,
+                        and a seventh beside plain programs against none; --schedule
                         cost against all; --mode
                         atheris and mixed against hypothesis; --filing end
                         against inline; --unmask against not; --project against
