@@ -626,6 +626,8 @@ def orphans(kills=10, after_s=3.0, within_s=5.0):
 
 def main(argv=None):
     argv, write_docs = take_flag(argv or sys.argv[1:])
+    if argv[:1] in (["-h"], ["--help"]):
+        return print(__doc__)
     if argv[:1] == ["rediscover-one"]:   # one campaign of `rediscover`, in a release's environment
         return _exposed_here(float(argv[1]), int(argv[2]), json.loads(argv[3]) if len(argv) > 3 else None)
     which = argv[0] if argv else "throughput"
@@ -680,7 +682,11 @@ def main(argv=None):
                           int(argv[2]) if len(argv) > 2 else 3)
         if which == "exposure":
             return exposure(seconds, int(argv[2]) if len(argv) > 2 else 3)
-        {"throughput": throughput, "modes": modes, "memory": memory}[which](seconds)
+        simple = {"throughput": throughput, "modes": modes, "memory": memory}
+        if which not in simple:
+            raise SystemExit(f"error: unknown benchmark {which!r} (python -m fuzz.bench_campaign "
+                             "--help lists them)")
+        simple[which](seconds)
 
 
 if __name__ == "__main__":

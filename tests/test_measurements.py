@@ -88,3 +88,10 @@ def test_the_repository_document_has_every_benchmark_section():
 def test_take_flag():
     assert measurements.take_flag(["100", "--write-docs"]) == (["100"], True)
     assert measurements.take_flag(["100"]) == (["100"], False)
+
+
+def test_an_unknown_campaign_benchmark_is_one_clear_line():
+    """A mistyped benchmark name is an error naming it, not a KeyError."""
+    from fuzz import bench_campaign   # (imports JAX: only this test needs it)
+    with pytest.raises(SystemExit, match=r"^error: unknown benchmark 'nosuch' "):
+        bench_campaign.main(["nosuch", "1", "1"])
