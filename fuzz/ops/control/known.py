@@ -220,13 +220,14 @@ def _adds_to_its_block_through_an_indexer(pipe) -> bool:
         and any(isinstance(t, ir.At) for t in s.view.named) for s in ir.flat(pipe.body))
 
 
-def _adds_through_two_indexers(case, k) -> bool:
+def _adds_or_reads_through_two_indexers(case, k) -> bool:
     """An addupdate through a view of two indexers or more, or a get of a
     float ref through one (reverse-mode AD transposes the get into an
     addupdate through the same view)."""
     stmt = case.statements[k]
-    return (isinstance(stmt, AddUpdate) or isinstance(stmt, Get) and "float" in case.refs[
-        stmt.view.ref].kind) and sum(isinstance(t, ir.At) for t in stmt.view.named) >= 2
+    adds = isinstance(stmt, AddUpdate)
+    reads_a_float = isinstance(stmt, Get) and "float" in case.refs[stmt.view.ref].kind
+    return (adds or reads_a_float) and sum(isinstance(t, ir.At) for t in stmt.view.named) >= 2
 
 
 def _row_store(ref: ir.Ref, *, at=0) -> Swap:
@@ -504,7 +505,7 @@ KNOWN_FINDINGS: tuple[KnownFinding, ...] = (
                   # ...and in invalid programs, before their own mistake is reached.
                   ("invalid-rejected", r"^NotImplementedError: Multiple indexers are not "
                                        r"supported for `addupdate`")),
-        trigger=lambda case, k: _adds_through_two_indexers(case, k) or _is(
+        trigger=lambda case, k: _adds_or_reads_through_two_indexers(case, k) or _is(
             Pipeline, _adds_to_its_block_through_an_indexer)(case, k),
         about=("control", "ref"),   # the addupdate's own statement too
         # (a cold review: the plain form, not the pipeline's, is the bug's scope)
