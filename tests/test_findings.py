@@ -80,6 +80,16 @@ def test_crash_has_a_signature_and_no_exception(tmp_path):
         findings.Crash(ONE, "pallas_call", "segfault", "")
 
 
+def test_a_hang_whose_path_the_stack_did_not_say_is_filed(tmp_path):
+    """The supervisor's "?" for a dead worker's path (a stack with no path
+    frame) files as any crash does (its report said KeyError: '?')."""
+    crash = findings.Crash(ONE, "?", "timeout", "no progress for 30s, killed")
+    finding, new = filing.record(crash, corpus_dir=tmp_path / "c", reports_dir=tmp_path / "r",
+                                 minimize=False, verify=False)
+    assert new and finding.paths == ("?",)
+    assert "on the `?` path" in (tmp_path / "r" / f"{finding.id}.md").read_text()
+
+
 def test_classification_of_known_bugs():
     failure = known_failure("check-sem-avals-last-transform-not-indexer")
     assert (failure.symptom_of(), findings.stage_of(failure)) == ("exception", "trace")

@@ -48,7 +48,9 @@ def records(reports_dir) -> list[dict]:
 def summary(finding) -> str:
     """One paragraph in plain words: the oracle's own (its class's
     ``summary``), with where and on what it shows."""
-    shown = [_shown(p) for p in sorted(finding.paths, key=lambda p: paths.fact(p, "INTERNAL"))]
+    # (a dead worker's path is "?" where its stack did not say)
+    shown = [_shown(p) for p in sorted(finding.paths, key=lambda p: p in paths.NAMES
+                                       and paths.fact(p, "INTERNAL"))]
     where = (", ".join(shown[:-1]) + " and " if len(shown) > 1 else "") + (shown[-1] if shown else "?")
     versions = finding.versions
     case = finding.case
