@@ -77,6 +77,10 @@ def test_the_affected_range_counts_only_good_and_bad_releases():
     a = bisect.affected(_v("n/a", "other", "n/a", "other", "n/a"))
     assert a["first_bad"] is None and "no release could tell" in a["summary"]
     assert bisect.affected(_v("bad", "bad", "bad", "bad", "bad"))["summary"].startswith("bad on every")
+    # A newer release that fails otherwise is named: "still bad" is not its verdict.
+    a = bisect.affected(_v("good", "bad", "bad", "n/a", "other"))
+    assert a["summary"] == "regressed in 0.7.2; still bad in 0.8.0; 0.12.0.1 fails otherwise"
+    assert "otherwise" not in bisect.affected(_v("good", "bad", "bad", "bad", "n/a"))["summary"]
 
 
 def test_a_verdict_needs_the_same_failure_as_the_verified_reproducer():

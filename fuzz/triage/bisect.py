@@ -305,6 +305,12 @@ def affected(verdicts: dict[str, dict]) -> dict:
     else:
         text = "; ".join(changes) + ("; still bad in " + tested[-1][0] if tested[-1][1] == "bad"
                                      else "")
+    # Newer releases that fail the reproducer another way: "still bad" in
+    # the newest that could tell is not yet the newest release's verdict.
+    newer = order[order.index(tested[-1][0]) + 1:] if tested else []
+    if otherwise := [r for r in newer if verdicts[r]["verdict"] == "other"]:
+        text += (f"; {otherwise[0]} fails otherwise" if len(otherwise) == 1 else
+                 f"; {otherwise[0]} to {otherwise[-1]} fail otherwise")
     return {"first_bad": first_bad, "last_good": last_good, "changes": changes,
             "steps": steps, "newest_tested": tested[-1][0] if tested else None, "summary": text}
 
