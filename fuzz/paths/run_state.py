@@ -27,29 +27,11 @@ def _frame(case: ir.Case) -> list[str]:
     return [n for n, used in (("dyn", case.dynamic_values), ("out", case.num_reads)) if used]
 
 
-SEMAPHORES = "run_state takes arrays; semaphore dtypes exist only as refs"
-SCOPED = "pl.run_scoped has no evaluation rule outside a kernel"
-
-
 def not_applicable(case: ir.Case) -> str | None:
     if any(r.is_semaphore for r in case.refs):
-        return SEMAPHORES
+        return "run_state takes arrays; semaphore dtypes exist only as refs"
     if any(r.scoped for r in case.refs):
-        return SCOPED
-    return None
-
-
-def refused(case: ir.Case, stmt: ir.Statement) -> str | None:
-    """A statement on a semaphore (signalled, waited on, counting a copy)
-    or on a scoped ref: what `fuzz.paths.projected` drops, so that the data
-    statements of the half of drawn programs with real semaphores still run
-    here, where alone of the paths jax.jvp and jax.vjp reach run_state's
-    and Pallas' rules (a pltpu.load of a ref with no tangent, a store
-    through a bitcast view). An int16 stand-in is an array: it stays."""
-    if any(case.refs[v.ref].is_semaphore for v in (*ir.views(stmt), *stmt.counted())):
-        return SEMAPHORES
-    if any(case.refs[v.ref].scoped for v in ir.views(stmt)):
-        return SCOPED
+        return "pl.run_scoped has no evaluation rule outside a kernel"
     return None
 
 
