@@ -19,7 +19,9 @@
                         each in that release's environment; per bug the median
                         time to exposure over its trials (the campaigns on the
                         releases it lives on; a miss counts as BUDGET) and how
-                        many exposed it; with --keep, the corpus files of its new
+                        many exposed it; per bug missed in some trial, the cases
+                        drawn with its trigger and how many of them what shows
+                        the bug reached; with --keep, the corpus files of its new
                         findings go to DIR/<release>-seed<seed>/ (per setting of a lever)
     python -m fuzz.bench_campaign swarm|refs|plain|copies|copies-beside-plain|schedule|mode|filing|unmask|project|defaults BUDGET SEEDS [--releases R1,...]
                         one lever, side by side: rediscover with each of its
@@ -195,6 +197,7 @@ def _exposed_here(seconds, seed, options=None):
                       "compared": s["cases_per_oracle"], "paths": s["cases_per_path"],
                       "exposure": {x["id"]: x["t"] for x in s["exposure"] if x["kind"] == "known"},
                       "new": sorted(x["id"] for x in s["exposure"] if x["kind"] == "new"),
+                      "triggers": s["triggers"],
                       "finished_filing": s.get("finished_filing"),
                       "errors": s.get("errors", [])}))
 
@@ -228,7 +231,8 @@ def rediscover(seconds, seeds, wanted=None, options=None):
     trials = {b.id: [] for b in rediscovery.CATALOGUE}
     for release in run_on:
         here = rediscovery.living_on(release)
-        runs = [_campaign_on(release, seconds, seed, options) for seed in range(seeds)]
+        counted = {**(options or {}), "triggers": [b.id for b in here]}
+        runs = [_campaign_on(release, seconds, seed, counted) for seed in range(seeds)]
         hits = {b.id: [r["exposure"].get(b.id) for r in runs] for b in here}
         hits = {i: [t if t is not None and t <= seconds else None for t in ts]
                 for i, ts in hits.items()}
@@ -250,6 +254,7 @@ def rediscover(seconds, seeds, wanted=None, options=None):
             "first_exposure_s": {i: ts for i, ts in hits.items() if any(t is not None for t in ts)},
             "new_findings": sorted({f for r in runs for f in r["new"]}),
             "errors": [e for r in runs for e in r["errors"]]}), flush=True)
+        _triggers(here, hits, runs)
     rows = _medians(trials, seconds, "bug")
     root_rows = _medians(by_root(trials), seconds, "root cause",
                          kind_of=lambda r: rediscovery.BY_ID[r].kind)
@@ -262,6 +267,24 @@ def rediscover(seconds, seeds, wanted=None, options=None):
                          "root_causes": _shares([r for r in root_rows if r[0] == kind], seconds)}
         print(json.dumps(summary[kind]))
     return summary
+
+
+def _triggers(bugs, hits, runs):
+    """Print, per bug of ``bugs`` that some of ``runs`` missed, the cases
+    drawn with its trigger over all runs, and of those how many what shows
+    the bug reached (`property.count_triggers`): what to change to expose
+    it, the generator (few drawn), the schedule or a refusal (few reached)
+    or the trigger's width (many reached)."""
+    missed = [b.id for b in bugs if None in hits[b.id]]
+    if not missed:
+        return
+    print(f"\nper bug missed in some trial: cases with its trigger, and of those "
+          f"reached by what shows it, over {len(runs)} runs")
+    print(f"{'bug':<56}{'drawn':>8}{'reached':>9}{'exposed':>9}")
+    for i in sorted(missed):
+        drawn, reached = (sum(r["triggers"].get(i, (0, 0))[k] for r in runs) for k in (0, 1))
+        exposed = sum(t is not None for t in hits[i])
+        print(f"{i:<56}{drawn:>8}{reached:>9}{f'{exposed}/{len(runs)}':>9}")
 
 
 def by_root(trials: dict) -> dict:

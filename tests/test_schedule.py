@@ -106,3 +106,20 @@ def test_a_plan_that_skips_the_only_named_oracle_compares_nothing():
     valid = ir.Case(STORE.refs, (Swap(ir.View(0), Iota("int32", (2,), 1)),), ("eager",))
     property.check_property(valid, stats, on_paths=plan.paths, only_oracles=plan.oracles)
     assert stats.cases["eager"] == 1 and not any(stats.compared.values()), stats.compared
+
+
+def test_a_trigger_is_counted_drawn_and_reached_only_where_its_oracle_compared():
+    # pltpu.load of an int ref beside a float one: grad-matches on run_state
+    # shows run-state-jvp-of-load-without-tangent (a known finding, counted).
+    from fuzz.ops.ref import Get, MaskedLoad
+    case = ir.Case((ir.Ref("float32", ()), ir.Ref("int32", (2,))),
+                   (Get(ir.View(0)), MaskedLoad(ir.View(1))))
+    bug, other = "run-state-jvp-of-load-without-tangent", "dma-wait-src-sem-view-operand-count"
+    counts = {}
+    for name, only in (("all", None), ("without", [o for o in oracles.ORACLE_NAMES
+                                                   if o != "grad-matches"])):
+        stats = property.Stats()
+        property.check_property(case, stats, only_oracles=only)
+        property.count_triggers(case, stats, [bug, other])
+        counts[name] = stats.triggers
+    assert counts == {"all": {bug: [1, 1]}, "without": {bug: [1, 0]}}

@@ -43,6 +43,9 @@ class Stats:
     # Every finding the case hit, known ones too: its id (a known finding's
     # own) -> "known" | "filed before" | "new" (time to exposure).
     hits: dict = field(default_factory=dict)
+    # Known findings whose trigger the case has (`count_triggers`): id ->
+    # [cases drawn with it, of those reached by what shows it].
+    triggers: dict = field(default_factory=dict)
     failures: list[oracles.OracleFailure] = field(default_factory=list)
     errors: list[BaseException] = field(default_factory=list)
     seconds: float = 0.0
@@ -109,6 +112,33 @@ def check_property(case, stats: Stats = SESSION, include_known=False, *,
                        only_oracles=only_oracles, already_found=already_found,
                        unsupported_are_findings=unsupported_are_findings)
     return report
+
+
+# The oracles that compare runs, and count the cases they compared
+# (`CaseReport.count`); the others judge each path's run as it ends.
+_COMPARING = frozenset(cls.oracle for cls in oracles.ORACLES
+                       if cls.compare.__func__ is not oracles.OracleFailure.compare.__func__)
+
+
+def count_triggers(case, stats: Stats, ids) -> None:
+    """Count, in ``stats.triggers``, the known findings of ``ids`` whose
+    trigger ``case`` has, and whether what would show each reached the case
+    (it or its reruns, as ``stats`` counted them): a path it shows on ran,
+    and a comparing oracle among its symptoms compared. A benchmark's
+    readout (`fuzz.bench_campaign`): a bug missed with its trigger drawn
+    and reached is wider than the bug; drawn but not reached, the schedule
+    or a refusal kept it from its oracle; not drawn, the generator."""
+    ran = {p for p, n in stats.cases.items() if n and p != "case"}
+    for fid in ids:
+        k = known_findings.BY_ID[fid]
+        if not known_findings.with_trigger(k, case):
+            continue
+        shown = ran & set(k.paths) if k.paths else ran
+        compared = not k.symptoms or any(o not in _COMPARING or stats.compared.get(o)
+                                         for o, _ in k.symptoms)
+        seen = stats.triggers.setdefault(fid, [0, 0])
+        seen[0] += 1
+        seen[1] += bool(shown) and compared
 
 
 def reruns(case, report, *, unmask: bool, project: bool):

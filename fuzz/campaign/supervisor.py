@@ -71,6 +71,10 @@ class CampaignConfig:
     # unverified as they stopped (`filing.complete`).
     finish_filing_s: float = 300.0
     setup: list[str] = field(default_factory=list)
+    # Known findings whose triggers the workers count, with whether what
+    # shows each reached the case (`property.count_triggers`; about 0.1 ms
+    # a case per finding): the summary's "triggers".
+    triggers: list[str] = field(default_factory=list)
 
 
 @dataclass
@@ -132,6 +136,8 @@ class Campaign:
         self.unsupported = collections.Counter()
         self.artifacts = collections.Counter()   # stand-in artifacts (`CaseReport.artifacts`)
         self.compared = collections.Counter()   # cases each comparing oracle compared
+        # known finding -> [cases drawn with its trigger, of those reached]
+        self.triggers: dict[str, list[int]] = {}
         self.rules: set[str] = set()
         self.rules_all: set[str] = set()   # every registered discharge rule
         # get, swap and addupdate's batching, JVP and transpose rules ("get:batch")
@@ -180,7 +186,7 @@ class Campaign:
             unmask=c.unmask, project=c.project, include_known=c.include_known,
             unsupported_are_findings=c.unsupported_are_findings,
             minimize=c.minimize, verify=c.verify, clear_caches_every=c.clear_caches_every,
-            recycle_after=c.recycle_after, setup=c.setup,
+            recycle_after=c.recycle_after, setup=c.setup, triggers=c.triggers,
             max_cases=(None if c.max_cases is None
                        else max(1, (c.max_cases - self.cases) // c.workers)),
             replay_from=slot.replay_from, seeded=c.seed is not None, parent=os.getpid())
@@ -243,6 +249,9 @@ class Campaign:
             self.compared.update(ev.get("compared", {}))
             self.rules.update(ev["rules"])
             self.transform_rules.update(ev["transform_rules"])
+            for fid, (drawn, reached) in ev.get("triggers", {}).items():
+                seen = self.triggers.setdefault(fid, [0, 0])
+                seen[0], seen[1] = seen[0] + drawn, seen[1] + reached
             for fid, kind in ev.get("hits", {}).items():
                 self._exposed(fid, kind, now, self.cases)
         elif kind == "filing":
@@ -522,6 +531,7 @@ class Campaign:
             "cases_per_s": round(self.cases / elapsed, 2) if elapsed else 0.0,
             "cases_per_path": dict(self.per_path), "not_applicable_per_path": dict(self.skipped),
             "cases_per_oracle": dict(self.compared),
+            "triggers": self.triggers,
             "failures_per_oracle": self._per_oracle(),
             "undefined_cases": self.undefined,
             "unmasked_cases": self.unmasked, "projected_cases": self.projected,

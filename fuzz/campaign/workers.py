@@ -67,6 +67,8 @@ class WorkerConfig:
     replay_from: int | None = None
     seeded: bool = False             # --seed given: Hypothesis runs are seeded too
     setup: list[str] = field(default_factory=list)   # "module:function" hooks
+    # Known findings whose triggers to count (`property.count_triggers`).
+    triggers: list[str] = field(default_factory=list)
     parent: int | None = None        # the supervisor's pid (`die_with_parent`)
 
     def to_json(self) -> str:
@@ -205,6 +207,8 @@ class Worker:
             raise
         finally:
             self.cases = seq
+            if self.config.triggers:
+                self._property.count_triggers(case, stats, self.config.triggers)
             self.schedule.ran(case, plan, worked={
                 *(p for p, n in stats.cases.items() if n), *(o for o, n in stats.compared.items() if n)})
             self.channel.send(
@@ -216,7 +220,7 @@ class Worker:
                 verdicts=dict(stats.verdicts),
                 meshes=dict(stats.meshes),
                 unsupported=dict(stats.unsupported), artifacts=dict(stats.artifacts),
-                compared=dict(stats.compared), hits=stats.hits)
+                compared=dict(stats.compared), hits=stats.hits, triggers=stats.triggers)
             self._new_rules = {kind: [] for kind in self._new_rules}
             self._maintain()
 
