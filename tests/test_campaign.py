@@ -159,6 +159,15 @@ def test_the_findings_chart_counts_every_finding_hit_known_ones_too(tmp_path, hi
         assert chart == {name: [0, 0, 0] for name in ("new", "filed before", "known")}
 
 
+def test_the_summary_adds_up_the_workers_trigger_counts(tmp_path):
+    c = supervisor.Campaign(supervisor.CampaignConfig(budget_s=1, out_dir=str(tmp_path),
+                                                      triggers=["K1", "K2"]))
+    c.start, c.started_at = 100.0, time.time()
+    for seq, triggers in enumerate([{"K1": [1, 0]}, {}, {"K1": [1, 1], "K2": [1, 0]}], 1):
+        c._on_event(c.slots[0], {**done_event(seq, {}), "triggers": triggers}, 100.0 + seq)
+    assert c.summary(104.0)["triggers"] == {"K1": [2, 1], "K2": [1, 0]}
+
+
 def test_a_segfault_a_hang_and_a_memory_hog_become_findings_and_the_campaign_goes_on(tmp_path):
     # A wait is rare in drawn programs (seed 1's first on 0.12 is case 45;
     # 0.6.2 drew none in 60), so the corpus holds one, replayed first: the

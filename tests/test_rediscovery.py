@@ -8,7 +8,7 @@ import re
 import pytest
 
 from fuzz import compat, ir, oracles, rediscovery
-from fuzz.bench_campaign import _stopped, by_root
+from fuzz.bench_campaign import _stopped, _triggers, by_root
 from fuzz.ops.ref.common import Iota
 from fuzz.rediscovery import BY_ID, CATALOGUE, FIXED, LIVE, Bug
 from fuzz.suppressions import known_findings, seen_on
@@ -163,3 +163,11 @@ def test_blocked_says_what_stopped_a_triggered_case():
         "oracle not applied: no float32 or float64 ref in use"
     a = BY_ID[LIVE_A]
     assert _stopped(a, [oracles.check(BY_ID[LIVE_B].entry.example)]) == f"failed: {LIVE_B}"
+
+
+def test_rediscover_prints_the_triggers_of_each_bug_missed_in_some_trial(capsys):
+    missed, always = BY_ID[LIVE_A], BY_ID[LIVE_B]
+    runs = [{"triggers": {LIVE_A: [3, 1], LIVE_B: [2, 2]}}, {"triggers": {}}]
+    _triggers([missed, always], {LIVE_A: [None, 12.0], LIVE_B: [1.0, 2.0]}, runs)
+    rows = [line.split() for line in capsys.readouterr().out.splitlines()[3:]]
+    assert rows == [[LIVE_A, "3", "1", "1/2"]]
