@@ -119,6 +119,13 @@ def test_a_bug_only_run_state_shows_is_caught_in_a_case_with_semaphores(plant):
     assert small.case.refs[0].kind == "float32" and small.case.paths == ("run_state",)
 
 
+def test_each_paths_semaphore_fact_is_one_the_package_documents():
+    """(run_state's reason for refusing a semaphore statement once took
+    the name of the fact, and its value.)"""
+    assert {p: paths.fact(p, "SEMAPHORES") for p in paths.NAMES if paths.fact(
+        p, "SEMAPHORES") not in ("stand-in", "real", "either", False)} == {}
+
+
 def test_run_state_runs_a_projection_only_where_grad_matches_is_planned():
     """Its projections serve grad-matches alone (``PROJECTED_FOR``): a plan
     without it does not pay for the rerun."""

@@ -39,9 +39,9 @@ def refused(case: ir.Case, stmt: ir.Statement) -> str | None:
     can): what `fuzz.paths.projected` drops, so that the rest of a program
     it refuses still runs here (most drawn programs have one of these)."""
     if stmt.counted() or any(case.refs[v.ref].is_semaphore for v in ir.views(stmt)):
-        return jax_refs.SEMAPHORES
+        return jax_refs.REFUSED_SEMAPHORES
     if any(case.refs[v.ref].scoped for v in ir.views(stmt)):
-        return jax_refs.SCOPED
+        return jax_refs.REFUSED_SCOPED
     if stmt.primitive in ("masked_load", "masked_swap"):
         return "pltpu.load / pltpu.store have no eager evaluation rule"
     if any(isinstance(t, (ir.Reshape, ir.Transpose, ir.Bitcast))

@@ -52,15 +52,15 @@ def body(case: ir.Case, values: dict[str, str], results: list[str], call: str = 
 
 
 # Why a program of refs as values cannot have some of a kernel's refs.
-SEMAPHORES = "semaphores (and the copies counted on them) exist only inside Pallas kernels"
-SCOPED = "pl.run_scoped exists only inside Pallas kernels"
+REFUSED_SEMAPHORES = "semaphores (and the copies counted on them) exist only inside Pallas kernels"
+REFUSED_SCOPED = "pl.run_scoped exists only inside Pallas kernels"
 
 
 def not_applicable(case: ir.Case) -> str | None:
     if any(r.is_semaphore for r in case.refs) or any(s.counted() for s in case.statements):
-        return SEMAPHORES
+        return REFUSED_SEMAPHORES
     if any(r.scoped for r in case.refs):
-        return SCOPED
+        return REFUSED_SCOPED
     return None
 
 

@@ -32,15 +32,16 @@ def _frame(case: ir.Case) -> list[str]:
     return [n for n, used in (("dyn", case.dynamic_values), ("out", case.num_reads)) if used]
 
 
-SEMAPHORES = "run_state takes arrays; semaphore dtypes exist only as refs"
-SCOPED = "pl.run_scoped has no evaluation rule outside a kernel"
+# Why it refuses a case, or a statement of one (`refused`).
+REFUSED_SEMAPHORES = "run_state takes arrays; semaphore dtypes exist only as refs"
+REFUSED_SCOPED = "pl.run_scoped has no evaluation rule outside a kernel"
 
 
 def not_applicable(case: ir.Case) -> str | None:
     if any(r.is_semaphore for r in case.refs):
-        return SEMAPHORES
+        return REFUSED_SEMAPHORES
     if any(r.scoped for r in case.refs):
-        return SCOPED
+        return REFUSED_SCOPED
     return None
 
 
@@ -52,9 +53,9 @@ def refused(case: ir.Case, stmt: ir.Statement) -> str | None:
     and Pallas' rules (a pltpu.load of a ref with no tangent, a store
     through a bitcast view). An int16 stand-in is an array: it stays."""
     if any(case.refs[v.ref].is_semaphore for v in (*ir.views(stmt), *stmt.counted())):
-        return SEMAPHORES
+        return REFUSED_SEMAPHORES
     if any(case.refs[v.ref].scoped for v in ir.views(stmt)):
-        return SCOPED
+        return REFUSED_SCOPED
     return None
 
 
