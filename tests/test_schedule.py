@@ -123,3 +123,20 @@ def test_a_trigger_is_counted_drawn_and_reached_only_where_its_oracle_compared()
         property.count_triggers(case, stats, [bug, other])
         counts[name] = stats.triggers
     assert counts == {"all": {bug: [1, 1]}, "without": {bug: [1, 0]}}
+
+
+def test_counting_triggers_survives_a_view_an_invalid_case_cannot_shape():
+    # An invalid program's view bitcasts a (2,) int16 ref to int8, which has
+    # no shape; ref-index-of-a-zero-size-dimension's trigger reads the shape
+    # of each indexed view. Counting it raised IRError in the worker, and three
+    # such cases ended the benchmark's campaigns after 2-5 minutes of 10.
+    from fuzz.ops.ref import Get
+    case = ir.Case((ir.Ref("int16", (2,)), ir.Ref("int16", (3, 0))),
+                   (Get(ir.View(0, (ir.Bitcast("int8"), ir.At((ir.Int(0),))))),
+                    Get(ir.View(1, (ir.At((ir.Int(2),)),)))),
+                   expect=ir.ExpectedError("ValueError", "bitcast", "get"))
+    stats = property.Stats()
+    stats.cases["abstract"] = 1
+    bug = "ref-index-of-a-zero-size-dimension"
+    property.count_triggers(case, stats, [bug])
+    assert stats.triggers == {bug: [1, 1]}   # (the second statement's: 0 in (3, 0)[2:])

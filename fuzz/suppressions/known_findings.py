@@ -73,10 +73,15 @@ _ABOUT = {"semaphore": ("semaphore", "ref"), "ref": ("semaphore", "ref")}
 
 
 def has_trigger(k: KnownFinding, case: ir.Case, n: int) -> bool:
-    """Statement ``n`` is of the kind ``k`` is about and has its trigger."""
+    """Statement ``n`` is of the kind ``k`` is about and has its trigger. A
+    trigger that reads a view's shape where an invalid case has none (a
+    bitcast a (2,) int16 ref cannot take) finds no trigger there."""
     family = FAMILY[k.id]
     about = k.about or _ABOUT.get(family, (family,))
-    return (k.case_level or case.statements[n].family in about) and k.trigger(case, n)
+    try:
+        return (k.case_level or case.statements[n].family in about) and k.trigger(case, n)
+    except ir.IRError:
+        return False
 
 
 def with_trigger(k: KnownFinding, case: ir.Case) -> list[int]:
