@@ -66,7 +66,10 @@ class RaceDetectionMismatch(OracleFailure):
     @classmethod
     def compare(cls, report):
         found, case, meaning = [], report.case, report.meaning
-        for o in (o for o in report.fine if o.races is not None):
+        judged = [o for o in report.fine if o.races is not None]
+        if judged:
+            report.count(cls.oracle)
+        for o in judged:
             if o.races and meaning.verdict == "defined":   # an unwaited copy races with the end
                 found.append(cls.fail(case, "?", o.path,
                                       "the race detector reports a race in a race-free program",
@@ -101,13 +104,15 @@ class LeftoverMissed(OracleFailure):
     @classmethod
     def compare(cls, report):
         case = report.case
+        judged = [o for o in report.fine if o.leftover is not None and model_judges(report, o)]
+        if judged:
+            report.count(cls.oracle)
         return [cls.fail(case, "dma_start", o.path,
                          "a copy never waited on leaves no count at kernel exit",
                          side_by_side(case, [("left over", "non-zero", o.leftover)],
                                       "expected (model)", f"actual ({o.path})"),
                          shape="count left at exit|zero")
-                for o in report.fine
-                if o.leftover is not None and model_judges(report, o) and o.leftover == 0]
+                for o in judged if o.leftover == 0]
 
     def comparison(self, case: ir.Case, path: str) -> Comparison | None:
         """The count report shown through the interpreter's own options: the
