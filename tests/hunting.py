@@ -8,7 +8,6 @@ import jax
 import pytest
 from hypothesis import HealthCheck, Phase, given, seed, settings
 from jax._src.interpreters import ad
-from jax._src.pallas import primitives as pallas_primitives
 from jax._src.state import discharge as state_discharge, primitives as state_primitives
 
 from fuzz import compat, oracles
@@ -192,16 +191,6 @@ def plant_get_jvp_doubling_its_tangent_eagerly(plant):
         out, tangent = real(primals, tangents, **params)
         return out, tangent if isinstance(primals[0], jax.core.Tracer) else 2 * tangent
     plant(ad.primitive_jvps, get_p, doubled)
-
-
-def plant_load_jvp_doubling_its_tangent(plant):
-    """pltpu.load's (Pallas' load_p's) JVP doubling the tangent it loads."""
-    real = ad.primitive_jvps[pallas_primitives.load_p]
-
-    def doubled(primals, tangents, **params):
-        out, tangent = real(primals, tangents, **params)
-        return out, 2 * tangent
-    plant(ad.primitive_jvps, pallas_primitives.load_p, doubled)
 
 
 def plant_copies_adding_one(plant):

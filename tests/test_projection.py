@@ -1,22 +1,20 @@
 """A case a path refuses runs there as that path can (`fuzz.paths.projected`,
 ``check_property(project=True)``): the eager path without the semaphores,
 ``pltpu.load``s and reshaped views it cannot run, so a bug only the eager
-path shows is met in the programs most draws make; ``pl.run_state`` without
-the semaphores; the TPU interpreter with the int16 refs that stand in for
-semaphores typed as those semaphores."""
+path shows is met in the programs most draws make; the TPU interpreter with
+the int16 refs that stand in for semaphores typed as those semaphores."""
 import dataclasses
 
 from fuzz import compat, ir, oracles, paths
 from fuzz.campaign.property import Stats, check_property
 from fuzz.ops.dma import DmaStart, DmaWait
-from fuzz.ops.ref import Get, MaskedLoad, Swap
+from fuzz.ops.ref import Get, Swap
 from fuzz.ops.semaphore import Signal, Wait
 from fuzz.oracles import grad_matches, model_vs_path
 from fuzz.paths import tpu_interpret
 from fuzz.triage import findings, minimize
-from hunting import (needs, needs_eager_at, plant_copies_adding_one,
-                     plant_get_jvp_doubling_its_tangent_eagerly, plant_load_jvp_doubling_its_tangent,
-                     premise)
+from hunting import (needs_eager_at, plant_copies_adding_one,
+                     plant_get_jvp_doubling_its_tangent_eagerly, premise)
 
 F32, SEM = ir.Ref("float32", (2,)), ir.Ref("regular", ())
 AT = [ir.View(1, (ir.At((ir.Int(k),)),)) for k in range(2)]
@@ -52,9 +50,8 @@ def test_a_statement_that_uses_a_dropped_value_keeps_the_case_whole():
 
 def _caught_only_projected(case, path, oracle, failure_type):
     """``case``'s failure under ``oracle``: none without projection (``path``
-    refuses the case), one with it, raised by the rerun of its projection
-    for ``path`` (another path may project it too); and that failure
-    minimized as a campaign minimizes it."""
+    refuses the case), one with it, raised by its projection's one rerun;
+    and that failure minimized as a campaign minimizes it."""
     stats = Stats()
     check_property(case, stats, project=False, only_oracles=(oracle,))
     assert stats.projected == 0 and path in stats.skipped
@@ -64,7 +61,7 @@ def _caught_only_projected(case, path, oracle, failure_type):
         caught = f
     else:
         raise AssertionError(f"the planted bug was not caught on {path}")
-    assert stats.projected >= 1 and caught.known is None, caught
+    assert stats.projected == 1 and caught.known is None, caught
     assert caught.case == paths.projected(case, path)
     sig = findings.signature(caught)
     small = minimize.minimize(caught.case, lambda c: any(
@@ -84,58 +81,6 @@ def test_a_bug_only_the_eager_path_shows_is_caught_in_a_refused_case(plant):
     # (a get and a swap of a float ref: what the plant needs, and no semaphore)
     assert [s.primitive for s in small.case.statements] == ["get", "swap"], small.case
     assert small.case.refs == (ir.Ref("float32", ()),) and small.case.paths == ("eager",)
-
-
-# --- pl.run_state: the data statements of a program with semaphores ---------
-
-# A pltpu.load of the float ref between a signal and a wait, stored back.
-LOADED = ir.Case((SEM, F32), (
-    Signal(ir.View(0), ir.Int(1)), MaskedLoad(ir.View(1)), Wait(ir.View(0), ir.Int(1)),
-    Swap(ir.View(1), ir.Result(1))))
-
-
-def test_run_state_runs_a_case_with_semaphores_without_them():
-    assert paths.not_applicable(LOADED, "run_state")
-    kept = paths.projected(LOADED, "run_state")
-    assert kept == dataclasses.replace(LOADED, refs=(F32,), body=(
-        MaskedLoad(ir.View(0)), Swap(ir.View(0), ir.Result(0))))
-    assert paths.not_applicable(kept, "run_state") is None
-    # An int16 stand-in is an array there: nothing to project.
-    assert paths.projected(dataclasses.replace(LOADED, refs=(ir.Ref("int16", ()), F32)),
-                           "run_state") is None
-
-
-@needs("pltpu.load")
-def test_a_bug_only_run_state_shows_is_caught_in_a_case_with_semaphores(plant):
-    """pltpu.load's JVP planted wrong: only grad-matches on run_state
-    differentiates a pltpu.load (the eager path has no rule for one), and
-    run_state refuses the semaphores of the case as drawn; its projection
-    shows the bug, which shrinks to the load and the store."""
-    plant_load_jvp_doubling_its_tangent(plant)
-    caught, small = _caught_only_projected(LOADED, "run_state", "grad-matches",
-                                           grad_matches.GradMismatch)
-    assert caught.path == "run_state" and "derivatives" in caught.message, caught
-    assert [s.primitive for s in small.case.statements] == ["masked_load", "swap"], small.case
-    assert small.case.refs[0].kind == "float32" and small.case.paths == ("run_state",)
-
-
-def test_each_paths_semaphore_fact_is_one_the_package_documents():
-    """(run_state's reason for refusing a semaphore statement once took
-    the name of the fact, and its value.)"""
-    assert {p: paths.fact(p, "SEMAPHORES") for p in paths.NAMES if paths.fact(
-        p, "SEMAPHORES") not in ("stand-in", "real", "either", False)} == {}
-
-
-def test_run_state_runs_a_projection_only_where_grad_matches_is_planned():
-    """Its projections serve grad-matches alone (``PROJECTED_FOR``): a plan
-    without it does not pay for the rerun."""
-    ran = {}
-    for name, planned in (("with", None), ("without", tuple(
-            o for o in oracles.ORACLE_NAMES if o != "grad-matches"))):
-        stats = Stats()
-        check_property(LOADED, stats, project=True, only_oracles=planned)
-        ran[name] = stats.projected, stats.cases["run_state"]
-    assert ran == {"with": (1, 1), "without": (0, 0)}
 
 
 # --- the TPU interpreter: int16 refs standing in for semaphores -------------

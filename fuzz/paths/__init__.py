@@ -49,11 +49,9 @@ with `fact` (a flag a module leaves out is False) and `having`:
 
 A path that refuses a case for some of its statements may name them one by
 one (``refused(case, stmt)``): `projected` then gives the case without them,
-which a campaign runs there too (``--project``; where the path names the
-oracles its projections serve, ``PROJECTED_FOR``, only where one of them
-is planned). Before that, a path may restate the case in what it takes,
-meaning unchanged (``restated(case)``: the TPU interpreter types the int16
-refs that stand in for semaphores).
+which a campaign runs there too (``--project``). Before that, a path may
+restate the case in what it takes, meaning unchanged (``restated(case)``:
+the TPU interpreter types the int16 refs that stand in for semaphores).
 """
 from __future__ import annotations
 

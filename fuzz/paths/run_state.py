@@ -12,11 +12,6 @@ CONTEXT = "refs"   # refs as values, no Pallas kernel around them
 SEMAPHORES = "stand-in"   # it takes arrays: an int16 one stands in for a semaphore
 RERUN = JIT = GRAD = True
 PUBLIC_RANK = 3   # pl.run_state: Pallas, experimental
-# A projection of a refused case runs here only where grad-matches is
-# planned for it: the rest of its oracles see the same statements on the
-# eager path's projection already (projecting every refused case cost 8%
-# of the cases: docs/measurements.md, stop 61).
-PROJECTED_FOR = ("grad-matches",)
 
 _HARNESS = '''\
 def function():
@@ -32,30 +27,11 @@ def _frame(case: ir.Case) -> list[str]:
     return [n for n, used in (("dyn", case.dynamic_values), ("out", case.num_reads)) if used]
 
 
-# Why it refuses a case, or a statement of one (`refused`).
-REFUSED_SEMAPHORES = "run_state takes arrays; semaphore dtypes exist only as refs"
-REFUSED_SCOPED = "pl.run_scoped has no evaluation rule outside a kernel"
-
-
 def not_applicable(case: ir.Case) -> str | None:
     if any(r.is_semaphore for r in case.refs):
-        return REFUSED_SEMAPHORES
+        return "run_state takes arrays; semaphore dtypes exist only as refs"
     if any(r.scoped for r in case.refs):
-        return REFUSED_SCOPED
-    return None
-
-
-def refused(case: ir.Case, stmt: ir.Statement) -> str | None:
-    """A statement on a semaphore (signalled, waited on, counting a copy)
-    or on a scoped ref: what `fuzz.paths.projected` drops, so that the data
-    statements of the half of drawn programs with real semaphores still run
-    here, where alone of the paths jax.jvp and jax.vjp reach run_state's
-    and Pallas' rules (a pltpu.load of a ref with no tangent, a store
-    through a bitcast view). An int16 stand-in is an array: it stays."""
-    if any(case.refs[v.ref].is_semaphore for v in (*ir.views(stmt), *stmt.counted())):
-        return REFUSED_SEMAPHORES
-    if any(case.refs[v.ref].scoped for v in ir.views(stmt)):
-        return REFUSED_SCOPED
+        return "pl.run_scoped has no evaluation rule outside a kernel"
     return None
 
 
