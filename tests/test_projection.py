@@ -133,3 +133,10 @@ def test_a_copy_bug_of_the_tpu_interpreter_is_caught_in_a_case_with_stand_ins(pl
     assert caught.path.startswith("tpu_interpret"), caught
     assert [s.primitive for s in small.case.statements] == ["dma_start", "dma_wait"], small.case
     assert any(r.kind == "dma" for r in small.case.refs), small.case
+
+
+def test_each_paths_semaphore_fact_is_one_the_package_documents():
+    """(jax_refs' reason for refusing semaphores once took the name of the
+    fact, SEMAPHORES, and so its value.)"""
+    assert {p: paths.fact(p, "SEMAPHORES") for p in paths.NAMES if paths.fact(
+        p, "SEMAPHORES") not in ("stand-in", "real", "either", False)} == {}

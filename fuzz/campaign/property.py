@@ -106,8 +106,7 @@ def check_property(case, stats: Stats = SESSION, include_known=False, *,
             stats.hits.setdefault(findings.finding_id(findings.signature(f)), "new")
     if unknown:
         raise unknown[0]
-    for why, again, on_paths in reruns(case, report, unmask=unmask, project=project,
-                                       planned=only_oracles):
+    for why, again, on_paths in reruns(case, report, unmask=unmask, project=project):
         setattr(stats, why, getattr(stats, why) + 1)
         check_property(again, stats, include_known, on_paths=on_paths,
                        only_oracles=only_oracles, already_found=already_found,
@@ -142,7 +141,7 @@ def count_triggers(case, stats: Stats, ids) -> None:
         seen[1] += bool(shown) and compared
 
 
-def reruns(case, report, *, unmask: bool, project: bool, planned=None):
+def reruns(case, report, *, unmask: bool, project: bool):
     """What ``case`` runs again after its ``report``, each as (`Stats`
     counter, case, paths): with ``unmask``, without the triggers of the
     known crashes that stopped paths, on those paths only (the others ran
@@ -150,18 +149,13 @@ def reruns(case, report, *, unmask: bool, project: bool, planned=None):
     without the statements of the unsupported refusals that stopped paths
     (a transposed view), on those; with
     ``project``, on each path it refused, as that path can run it (once
-    on the paths that keep the same: the TPU interpreter's two options),
-    but on a path whose projections serve only some oracles
-    (``PROJECTED_FOR``) where none of them is ``planned`` (None: all are)."""
+    on the paths that keep the same: the TPU interpreter's two options)."""
     if unmask and (behind := known_findings.unmasked(case, report.failures)) is not None:
         yield "unmasked", behind, known_findings.stopped(report.failures)
     if unmask and (refused := unsupported.unmasked(case, report.unsupported)) is not None:
         yield "unmasked", *refused
     projections = {}
     for path in report.skipped if project else ():
-        if planned is not None and (serves := paths.fact(path, "PROJECTED_FOR")) and \
-                not set(serves) & set(planned):
-            continue
         if (kept := paths.projected(case, path)) is not None:
             projections.setdefault(kept, []).append(path)
     for kept, on_paths in projections.items():
