@@ -1,8 +1,6 @@
 """Cost-aware scheduling (fuzz/campaign/schedule.py): the costly paths and
 oracles run where a case brings them something new, and at their floor
 rate otherwise; the cheap ones always; each cost read from its own module."""
-import random
-
 import pytest
 
 from fuzz import ir, oracles, paths
@@ -39,27 +37,6 @@ def test_without_anything_new_each_costly_unit_runs_at_its_floor_rate_and_cheap_
     for unit, cost in s.cost.items():
         if cost >= schedule.COSTLY:
             assert runs[unit] / 2000 == pytest.approx(schedule.FLOOR / cost, abs=0.04), unit
-
-
-@pytest.mark.parametrize("applies", [0.5, 0.1])
-def test_a_unit_that_works_on_few_of_its_runs_runs_more_to_work_at_its_floor_rate(applies):
-    """grad-matches (COST 8) compares only where a float ref is in use
-    (``applies`` of the cases here). It runs on as many cases as it takes
-    to compare on FLOOR / COST of them, and on every case where even that
-    is not enough; before, it ran on FLOOR / COST and compared on fewer."""
-    rng = random.Random(1)
-    s = schedule.Scheduler(seed=0)
-    floor = schedule.FLOOR / s.cost["grad-matches"]
-    ran = worked = 0
-    for n in range(4000):
-        plan = s.plan(STORE)
-        works = "grad-matches" in plan.oracles and rng.random() < applies
-        s.ran(STORE, plan, worked={*plan.paths, *plan.oracles} - (set() if works else {"grad-matches"}))
-        if n >= 1000:   # once its share of working runs is learnt
-            ran += "grad-matches" in plan.oracles
-            worked += works
-    assert worked / 3000 == pytest.approx(min(applies, floor), abs=0.03)
-    assert ran / 3000 == pytest.approx(min(1.0, floor / applies), abs=0.05)
 
 
 def test_a_cost_is_read_from_the_module_that_states_it(monkeypatch):

@@ -5,14 +5,10 @@ Every case runs the cheap ones. A costly one (``COST`` of at least
 class's ``COST``) runs on a case that brings it a feature it has not
 worked on yet (`features`: a kind of statement, wrapper, loop, ref, a grid,
 a mesh; with ``--schedule pairs``, each pair of them too), and otherwise at
-its floor rate, so that none starves. A unit has worked on a case where it
-ran and did something: a path that ran it, an oracle that compared. Its
-cost is paid where it works (an oracle that does not apply, a path that
-refuses, returns at once), so the floor counts those cases: a unit works
-on ``FLOOR / COST`` of the cases, run on as many more as the share of its
-runs that worked so far asks (grad-matches, which applies only where a
-float ref is in use, runs wherever it may apply). A worker keeps one
-`Scheduler`; ``--schedule all`` runs everything on every case instead.
+its floor rate, ``FLOOR / COST`` of the cases, so that none starves. A unit
+has worked on a case where it ran and did something: a path that ran it,
+an oracle that compared. A worker keeps one `Scheduler`; ``--schedule
+all`` runs everything on every case instead.
 
 Example::
 
@@ -30,7 +26,7 @@ from fuzz import ir, oracles, paths
 from fuzz.campaign import SCHEDULES
 
 COSTLY = 3     # a path or oracle with a COST this high (or higher) is scheduled
-FLOOR = 2.0    # ...and works on at least FLOOR / COST of the cases
+FLOOR = 2.0    # ...and runs on at least FLOOR / COST of the cases
 
 
 @dataclass(frozen=True)
@@ -71,10 +67,6 @@ class Scheduler:
         self.oracles = tuple(only_oracles or oracles.ORACLE_NAMES)
         self.cost = _costs()
         self.covered: dict[str, set[str]] = {}
-        # Each costly unit's runs, and those of them where it worked: one
-        # of each to start, so a unit not yet run is taken to work.
-        self.runs: dict[str, int] = {}
-        self.worked: dict[str, int] = {}
         self._random = random.Random(seed)
 
     def _features(self, case: ir.Case) -> frozenset[str]:
@@ -93,15 +85,9 @@ class Scheduler:
         skipped = tuple(unit for unit in (*self.paths, *self.oracles)
                         if self.cost.get(unit, 0) >= COSTLY
                         and have <= self.covered.get(unit, set())
-                        and self._random.random() >= self.floor(unit))
+                        and self._random.random() >= FLOOR / self.cost[unit])
         return Plan(tuple(p for p in self.paths if p not in skipped),
                     tuple(o for o in self.oracles if o not in skipped), skipped)
-
-    def floor(self, unit: str) -> float:
-        """The share of the cases ``unit`` runs on without a new feature:
-        enough that it works on ``FLOOR / COST`` of them."""
-        works = (self.worked.get(unit, 0) + 1) / (self.runs.get(unit, 0) + 1)
-        return min(1.0, FLOOR / self.cost[unit] / works)
 
     def ran(self, case: ir.Case, plan: Plan, worked=None):
         """Count ``case``'s features as covered by the costly units it ran
@@ -110,9 +96,5 @@ class Scheduler:
         them: a case where it applies brings them to it still."""
         have = self._features(case)
         for unit in (*plan.paths, *plan.oracles):
-            if self.cost.get(unit, 0) < COSTLY:
-                continue
-            self.runs[unit] = self.runs.get(unit, 0) + 1
-            if worked is None or unit in worked:
-                self.worked[unit] = self.worked.get(unit, 0) + 1
+            if self.cost.get(unit, 0) >= COSTLY and (worked is None or unit in worked):
                 self.covered.setdefault(unit, set()).update(have)
