@@ -92,6 +92,29 @@ class GradMismatch(OracleFailure):
         return None if _differentiated(report.case) else "no float32 or float64 ref in use"
 
     @classmethod
+    def features(cls, case):
+        """Each ref access's statement as the AD rules see it: of a ref
+        differentiated or not, through each kind of transform, inside each
+        enclosing control statement or wrapper (a checkpoint's store, a
+        pltpu.load of an integer ref, a store through a bitcast: the
+        common features hold their parts, never together)."""
+        wrt = set(_differentiated(case))
+        found = set()
+
+        def visit(body, within):
+            for s in body:
+                for view in ir.views(s):
+                    key = f"grad:{s.tag}:" + ("wrt" if view.ref in wrt else "other")
+                    found.add(key)
+                    found.update(f"{key}:{type(t).__name__}" for t in view.transforms)
+                    found.update(f"{key}:in:{w}" for w in within)
+                for block in s.blocks():
+                    visit(block, within | {ir.kind(s)})
+        if wrt:
+            visit(case.body, frozenset())
+        return frozenset(found)
+
+    @classmethod
     def compare(cls, report):
         found = []
         for o in (o for o in report.fine if paths.fact(o.path, "GRAD")):
