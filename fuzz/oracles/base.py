@@ -16,10 +16,11 @@ oracle in the order of its ``RANK``:
 Both return failures of the oracle's own class (`fail`). ``COST`` says, in
 runs of the case's program, what one ``compare`` costs (a scheduler's
 figure), and ``features(case)`` what the scheduler counts as its coverage
-beyond the common features; the class's facts (``symptom``, ``stage``, ``summary``, ...) are
-what findings, reports and reproducers read about its failures, with
-``severity`` (a maintainer's class for one) and ``comparison`` (how a
-reproducer shows one that the model's values cannot: `Comparison`).
+beyond the common features; the class's facts (``symptom``, ``stage``,
+``summary``, ...) are what findings, reports and reproducers read about
+its failures, with ``severity`` (a maintainer's class for one) and
+``comparison`` (how a reproducer shows one that the model's values
+cannot: `Comparison`).
 """
 from __future__ import annotations
 
