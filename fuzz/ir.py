@@ -600,13 +600,6 @@ def own(stmt: Statement, kind) -> tuple:
                  for x in walk(getattr(stmt, f.name), kind))
 
 
-def kind(stmt: Statement) -> str:
-    """A statement's tag, with its ``via`` where it has one (a wrapper's
-    function, an inspection's): what a schedule counts as one kind."""
-    via = getattr(stmt, "via", None)
-    return stmt.tag + (f":{via}" if isinstance(via, str) else "")
-
-
 def views(stmt: Statement) -> tuple[View, ...]:
     """The views a statement names (its refs, through their transforms); a
     control statement's nested statements name their own."""

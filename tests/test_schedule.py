@@ -154,31 +154,3 @@ def test_the_count_left_at_exit_is_counted_compared_and_its_trigger_reached():
     property.count_triggers(case, stats, [bug])
     assert stats.hits.get(bug) == "known" and stats.compared.get("left-over-counts") == 1
     assert stats.triggers == {bug: [1, 1]}
-
-
-def test_an_oracle_counts_its_own_finer_features_beside_the_common_ones():
-    """A store to a float ref inside jax.checkpoint, after a plain store
-    and a checkpoint around a load: every common feature (statement:swap,
-    statement:wrap:checkpoint, ref:float32) is covered, but grad-matches has
-    not compared a store inside a checkpoint, where reverse mode drops it
-    (checkpoint-vjp-drops-ref-writes); vmap-stack, with no features of its
-    own, is at its floor."""
-    from fuzz.ops.control.wrap import Wrap
-    from fuzz.ops.ref import Get
-    f32 = (ir.Ref("float32", (2,)),)
-    plain = ir.Case(f32, (Swap(ir.View(0), Iota("float32", (2,), 1)),))
-    wrapped_load = ir.Case(f32, (Wrap("checkpoint", (Get(ir.View(0)),)),
-                                 Swap(ir.View(0), Iota("float32", (2,), 1))))
-    wrapped_store = ir.Case(f32, (Wrap("checkpoint", (Swap(ir.View(0), Iota("float32", (2,), 1)),)),))
-    grad = oracles.class_of("grad-matches")
-    assert "grad:swap:wrt:in:wrap:checkpoint" in grad.features(wrapped_store)
-    assert schedule.features(wrapped_store) <= schedule.features(wrapped_load)
-    s = schedule.Scheduler(seed=0)
-    for case in (plain, wrapped_load):
-        s.ran(case, s.plan(case))
-    later = [s.plan(wrapped_store) for _ in range(50)]
-    assert not any("grad-matches" in p.skipped for p in later)
-    assert any("vmap-stack" in p.skipped for p in later)
-    # Compared once there, it is covered: the floor rate again.
-    s.ran(wrapped_store, later[0])
-    assert any("grad-matches" in s.plan(wrapped_store).skipped for _ in range(50))

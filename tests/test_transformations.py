@@ -248,43 +248,6 @@ def test_grad_matches_catches_a_get_transpose_doubling_its_cotangent(plant):
     assert f.message.startswith("rev derivatives of r"), f.message
 
 
-def test_reverse_mode_runs_beside_a_while_loop_and_only_its_refusal_is_left_out(plant):
-    """A while loop that leaves the float ref alone transposes: a planted
-    transpose bug beside it is caught in reverse mode (grad-matches ran
-    forward mode only on any program with a while loop, and missed the
-    reverse-mode bugs of such programs). One whose body writes the float
-    ref has a tangent in its carry: JAX refuses it ('Reverse-mode
-    differentiation does not work for lax.while_loop'), no finding; a
-    forward-mode bug beside it is caught still."""
-    from jax._src import ad_util
-    from fuzz import compat
-    f32 = ir.Ref("float32", (2,))
-    at = [ir.View(0, (ir.At((ir.Int(k),)),)) for k in range(2)]
-    apart = ir.Case((f32,), (Loop(ir.Int(2, True), ()), Get(at[0]), Swap(at[1], ir.Result(1))),
-                    ("eager",))
-    inside = ir.Case((f32,), (Get(at[0]), Loop(ir.Int(2, True), (Swap(at[1], ir.Result(0)),))),
-                     ("eager",))
-    assert all(s.primitive == "while" for c in (apart, inside) for s in c.statements[:2]
-               if isinstance(s, Loop))
-    # (a dynamic count is an int new_ref eagerly: known, eager-jvp-of-integer-new-ref)
-    def unknown(case):
-        return [f for f in oracles.check(case, oracles=("grad-matches",)).failures if not f.known]
-    for case in (apart, inside):
-        clean = oracles.check(case, oracles=("grad-matches",))
-        assert clean.compared.get("grad-matches") == 1 and not unknown(case), clean.failures
-    table, get_p = compat.transformation_rules()["get:transpose"]
-    real = table[get_p]
-    with pytest.MonkeyPatch.context() as m:
-        m.setitem(table, get_p, lambda g, *args, **params: real(
-            g if type(g) is ad_util.Zero else 2 * g, *args, **params))
-        caught = unknown(apart)
-        assert [f.message.split(" of ")[0] for f in caught] == ["rev derivatives"], caught
-        assert not unknown(inside)
-    _plant_get_jvp_doubling_its_tangent(plant)
-    caught = unknown(inside)
-    assert [f.message.split(" of ")[0] for f in caught] == ["fwd derivatives"], caught
-
-
 @premise(seen_on.applies("known", "vmap-while-batched-count-ref-off-leading-axis-silent"),
          "vmap of such a loop is right here")
 def test_a_vmap_finding_is_filed_with_a_reproducer_that_calls_vmap(tmp_path):

@@ -4,8 +4,7 @@ Every case runs the cheap ones. A costly one (``COST`` of at least
 `COSTLY`, read from its own module: a path module's ``COST``, an oracle
 class's ``COST``) runs on a case that brings it a feature it has not
 worked on yet (`features`: a kind of statement, wrapper, loop, ref, a grid,
-a mesh; with ``--schedule pairs``, each pair of them too; and an oracle's
-own, finer ones: its class's ``features(case)``), and otherwise at
+a mesh; with ``--schedule pairs``, each pair of them too), and otherwise at
 its floor rate, ``FLOOR / COST`` of the cases, so that none starves. A unit
 has worked on a case where it ran and did something: a path that ran it,
 an oracle that compared. A worker keeps one `Scheduler`; ``--schedule
@@ -41,7 +40,7 @@ def features(case: ir.Case) -> frozenset[str]:
     """What a case is made of, as a costly unit's coverage counts it."""
     found = {f"ref:{r.kind}" + (":scoped" if r.scoped else "") for r in case.refs}
     for s in ir.flat(case.body):
-        found.add(f"statement:{ir.kind(s)}")
+        found.add(f"statement:{s.tag}" + (f":{s.via}" if isinstance(getattr(s, "via", None), str) else ""))
     found.update(name for name, on in (("grid", case.grid is not None),
                                        ("mesh", case.devices is not None), ("x64", case.x64),
                                        ("invalid", not case.valid)) if on)
@@ -67,20 +66,14 @@ class Scheduler:
         self.paths = tuple(on_paths or paths.NAMES)
         self.oracles = tuple(only_oracles or oracles.ORACLE_NAMES)
         self.cost = _costs()
-        self._own = {}   # oracle name -> its classes' own features of a case
-        for cls in oracles.ORACLES:
-            if cls.features.__func__ is not oracles.OracleFailure.features.__func__:
-                self._own.setdefault(cls.oracle, []).append(cls.features)
         self.covered: dict[str, set[str]] = {}
         self._random = random.Random(seed)
 
-    def _features(self, case: ir.Case) -> dict[str, frozenset[str]]:
-        """Per costly unit, the features ``case`` brings it."""
+    def _features(self, case: ir.Case) -> frozenset[str]:
         have = features(case)
         if self.mode == "pairs":
             have |= {f"{a}&{b}" for a, b in itertools.combinations(sorted(have), 2)}
-        return {unit: have.union(*(f(case) for f in self._own.get(unit, ())))
-                for unit in (*self.paths, *self.oracles) if self.cost.get(unit, 0) >= COSTLY}
+        return have
 
     def plan(self, case: ir.Case, *, everything: bool = False) -> Plan:
         """The paths and oracles ``case`` runs; with ``everything``, all of
@@ -90,7 +83,8 @@ class Scheduler:
             return Plan(self.paths, self.oracles, ())
         have = self._features(case)
         skipped = tuple(unit for unit in (*self.paths, *self.oracles)
-                        if unit in have and have[unit] <= self.covered.get(unit, set())
+                        if self.cost.get(unit, 0) >= COSTLY
+                        and have <= self.covered.get(unit, set())
                         and self._random.random() >= FLOOR / self.cost[unit])
         return Plan(tuple(p for p in self.paths if p not in skipped),
                     tuple(o for o in self.oracles if o not in skipped), skipped)
@@ -102,5 +96,5 @@ class Scheduler:
         them: a case where it applies brings them to it still."""
         have = self._features(case)
         for unit in (*plan.paths, *plan.oracles):
-            if unit in have and (worked is None or unit in worked):
-                self.covered.setdefault(unit, set()).update(have[unit])
+            if self.cost.get(unit, 0) >= COSTLY and (worked is None or unit in worked):
+                self.covered.setdefault(unit, set()).update(have)

@@ -15,12 +15,10 @@ oracle in the order of its ``RANK``:
 
 Both return failures of the oracle's own class (`fail`). ``COST`` says, in
 runs of the case's program, what one ``compare`` costs (a scheduler's
-figure), and ``features(case)`` what the scheduler counts as its coverage
-beyond the common features; the class's facts (``symptom``, ``stage``,
-``summary``, ...) are what findings, reports and reproducers read about
-its failures, with ``severity`` (a maintainer's class for one) and
-``comparison`` (how a reproducer shows one that the model's values
-cannot: `Comparison`).
+figure); the class's facts (``symptom``, ``stage``, ``summary``, ...) are
+what findings, reports and reproducers read about its failures, with
+``severity`` (a maintainer's class for one) and ``comparison`` (how a
+reproducer shows one that the model's values cannot: `Comparison`).
 """
 from __future__ import annotations
 
@@ -125,13 +123,6 @@ class OracleFailure(AssertionError):
     def applies(cls, report: CaseReport) -> str | None:
         """Why `compare` does not apply to the case (None: it does)."""
         return None
-
-    @classmethod
-    def features(cls, case: ir.Case) -> frozenset[str]:
-        """What the case brings this oracle's rules beyond what every costly
-        unit's schedule counts (`fuzz.campaign.schedule.features`): finer
-        kinds of case that it has to compare once to have covered."""
-        return frozenset()
 
     @classmethod
     def compare(cls, report: CaseReport) -> list[OracleFailure]:
