@@ -12,7 +12,7 @@ from fuzz.ops import dma, ref
 from fuzz.ops.dma import DmaStart, DmaWait
 from fuzz.ops.dma.order import waited_before_use
 from fuzz.ops.ref import Get, Swap
-from fuzz.ops.ref.common import Iota
+from fuzz.ops.ref.common import Iota, Scalar
 from fuzz.ops.semaphore import Read
 from fuzz.oracles import interpreter, model_vs_path
 from fuzz.suppressions import seen_on
@@ -244,3 +244,13 @@ def test_a_debug_print_of_a_64_bit_ref_on_a_mesh_is_the_x64_context_bug():
         DmaStart(ir.View(0), ir.View(1), ir.View(2)), DmaWait(ir.View(0), ir.View(1), ir.View(2))),
         ("tpu_interpret",), x64=True, devices=2)
     assert all(f.known == entry for f in oracles.check(local).failures)
+    # ...and a plain load or store of an int64 ref there (valid-runs-any-d19a6da8
+    # again, from a pltpu.store, at stop 64); an int16 ref beside it runs
+    i16 = ir.Ref("int16", ())
+    for stmt in (Get(ir.View(1)), ref.MaskedStore(ir.View(1), Scalar(11))):
+        case = ir.Case((i16, ir.Ref("int64", ())), (stmt, Get(ir.View(0))),
+                       ("tpu_interpret",), x64=True, devices=2)
+        failures = oracles.check(case).failures
+        assert failures and all(f.known == entry for f in failures), failures
+    alone = ir.Case((i16,), (Get(ir.View(0)),), ("tpu_interpret",), x64=True, devices=2)
+    assert not oracles.check(alone).failures
