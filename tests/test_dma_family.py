@@ -245,7 +245,7 @@ def test_a_debug_print_of_a_64_bit_ref_on_a_mesh_is_the_x64_context_bug():
         ("tpu_interpret",), x64=True, devices=2)
     assert all(f.known == entry for f in oracles.check(local).failures)
     # ...and a plain load or store of an int64 ref there (valid-runs-any-d19a6da8
-    # again, from a pltpu.store, at stop 64); an int16 ref beside it runs
+    # again, from a pltpu.store, at stop 64); an int16 ref alone runs there
     i16 = ir.Ref("int16", ())
     for stmt in (Get(ir.View(1)), ref.MaskedStore(ir.View(1), Scalar(11))):
         case = ir.Case((i16, ir.Ref("int64", ())), (stmt, Get(ir.View(0))),
